@@ -1,0 +1,1 @@
+"""Database backends shipped with dbgateway; each one implements `gateway.driver_protocol.Driver`."""

@@ -1,0 +1,52 @@
+"""The PostgreSQL driver (``base_type = "postgres"``), built on aiopg.
+
+Options (the ``[drivers.postgres]`` table of the configuration file):
+
+``allow_functions``
+    names of pg_catalog functions GetData queries may call beyond the built-in allowlist;
+``deny_functions``
+    names to refuse even though the allowlist has them (deny wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from drivers.postgres.pool import FunctionOptions, PostgresPool
+from gateway.driver_protocol import ConnectionData, PoolLimits
+
+__all__ = ["PostgresDriver", "PostgresPool"]
+
+_OPTION_NAMES = {"allow_functions", "deny_functions"}
+
+
+class PostgresDriver:
+    """Opens ``PostgresPool`` s; one instance serves every registered PostgreSQL database."""
+
+    base_type = "postgres"
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        unknown = set(options) - _OPTION_NAMES
+        if unknown:
+            raise ValueError(f"unknown [drivers.postgres] option(s): {', '.join(sorted(unknown))}")
+        self.function_options = FunctionOptions(
+            allow=_names(options, "allow_functions"), deny=_names(options, "deny_functions")
+        )
+
+    def open_pool(
+        self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger
+    ) -> PostgresPool:
+        return PostgresPool(connection, limits, logger, self.function_options)
+
+
+def _names(options: Mapping[str, Any], key: str) -> frozenset[str]:
+    value = options.get(key, [])
+    if isinstance(value, str):
+        value = [part for part in value.split(",")]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"[drivers.postgres] {key} must be a list of function names")
+    return frozenset(item.strip().lower() for item in value if item.strip())

@@ -1,0 +1,184 @@
+"""``PostgresPool``: one registered PostgreSQL database behind an aiopg pool.
+
+Every connection starts with the session settings GetData relies on, passed
+in libpq's ``options`` so they cost no round trip: read-only transactions by
+default, the statement time limit, a ``search_path`` of ``pg_catalog`` only
+(an unqualified name can never reach a user schema), UTC, ISO dates and ISO
+8601 intervals, and full float precision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiopg
+import attrs
+import psycopg2
+import structlog
+
+from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
+from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
+from drivers.postgres.query_runner import run_query
+from drivers.postgres.sql_guard import ParsedQuery, check_query
+from drivers.postgres.typecasters import TypeNameCache, register_json_casters
+from gateway.driver_protocol import CatalogTable, ColumnInfo, ConnectionData, PoolLimits, QueryResult, TableRef
+from gateway.errors import DatabaseUnavailable
+
+
+@attrs.frozen
+class FunctionOptions:
+    """The operator's changes to the function allowlist."""
+
+    allow: frozenset[str] = frozenset()
+    """Extra pg_catalog function names to allow."""
+    deny: frozenset[str] = frozenset()
+    """Function names to refuse; wins over ``allow`` and the built-in list."""
+
+
+def session_options(limits: PoolLimits) -> str:
+    """libpq ``options``: the settings every gateway session runs with."""
+    settings = {
+        "default_transaction_read_only": "on",
+        "statement_timeout": str(max(1, math.ceil(limits.statement_timeout * 1000))),
+        # An idle transaction left by a bug must not hold locks or a snapshot for long.
+        "idle_in_transaction_session_timeout": str(max(1, math.ceil(limits.statement_timeout * 1000)) + 5000),
+        "search_path": "pg_catalog",
+        "TimeZone": "UTC",
+        "IntervalStyle": "iso_8601",
+        "DateStyle": "ISO",
+        "extra_float_digits": "3",
+        "bytea_output": "hex",
+    }
+    return " ".join(f"-c {name}={value}" for name, value in settings.items())
+
+
+def describe_connection_error(error: BaseException) -> str:
+    """The driver's reason in one line; libpq never puts the password in its messages."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text.removeprefix("FATAL: ").strip()
+
+
+class PostgresPool:
+    """Implements ``gateway.driver_protocol.DatabasePool`` for one PostgreSQL database."""
+
+    def __init__(
+        self,
+        connection: ConnectionData,
+        limits: PoolLimits,
+        logger: structlog.typing.FilteringBoundLogger,
+        function_options: FunctionOptions,
+    ) -> None:
+        self._connection = connection
+        self._limits = limits
+        self._logger = logger
+        self._function_options = function_options
+        self._pool: aiopg.Pool | None = None
+        self._opening = asyncio.Lock()
+        self._function_policy: FunctionPolicy | None = None
+        self.type_names = TypeNameCache()
+
+    async def _aiopg_pool(self) -> aiopg.Pool:
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            if self._pool is None:
+                self._pool = await self._create_pool()
+        return self._pool
+
+    async def _create_pool(self) -> aiopg.Pool:
+        connection, limits = self._connection, self._limits
+        try:
+            return await asyncio.wait_for(
+                aiopg.create_pool(
+                    host=connection.host,
+                    port=connection.port,
+                    dbname=connection.database,
+                    user=connection.username,
+                    password=connection.password,
+                    options=session_options(limits),
+                    application_name="dbgateway",
+                    connect_timeout=max(1, math.ceil(limits.acquire_timeout)),
+                    minsize=limits.min_size,
+                    maxsize=limits.max_size,
+                    # aiopg cancels a statement after this; the database's own limit must fire first.
+                    timeout=limits.statement_timeout + 10,
+                    enable_json=False,
+                    enable_hstore=False,
+                    enable_uuid=False,
+                    on_connect=_prepare_connection,
+                ),
+                timeout=limits.acquire_timeout + 1,
+            )
+        except (psycopg2.Error, OSError, asyncio.TimeoutError) as error:
+            raise DatabaseUnavailable(f"cannot connect to the database: {describe_connection_error(error)}") from None
+
+    @asynccontextmanager
+    async def _cursor(self) -> AsyncIterator[aiopg.Cursor]:
+        pool = await self._aiopg_pool()
+        try:
+            async with asyncio.timeout(self._limits.acquire_timeout):
+                connection = await pool.acquire()
+        except (psycopg2.Error, OSError) as error:
+            raise DatabaseUnavailable(f"cannot connect to the database: {describe_connection_error(error)}") from None
+        except TimeoutError:
+            raise DatabaseUnavailable(
+                f"no database connection became free within {self._limits.acquire_timeout:g} s"
+            ) from None
+        try:
+            async with connection.cursor() as cursor:
+                yield cursor
+        except (psycopg2.OperationalError, psycopg2.InterfaceError) as error:
+            connection.close()
+            raise DatabaseUnavailable(f"the database connection failed: {describe_connection_error(error)}") from None
+        finally:
+            pool.release(connection)
+
+    async def _fetch_all(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        async with self._cursor() as cursor:
+            await cursor.execute(sql, parameters)
+            return list(await cursor.fetchall())
+
+    async def check(self) -> None:
+        await self._fetch_all("SELECT 1")
+
+    async def read_catalog(self) -> list[CatalogTable]:
+        return catalog_tables(await self._fetch_all(CATALOG_SQL))
+
+    async def describe_table(self, folder: str, table: str) -> list[ColumnInfo] | None:
+        return table_columns(await self._fetch_all(COLUMNS_SQL, {"folder": folder, "table": table}))
+
+    async def function_policy(self) -> FunctionPolicy:
+        """The function allowlist, read from this database's own pg_catalog once per pool."""
+        if self._function_policy is None:
+            rows = await self._fetch_all(FUNCTION_CATALOG_SQL)
+            self._function_policy = FunctionPolicy.from_catalog_rows(
+                rows, allow=self._function_options.allow, deny=self._function_options.deny
+            )
+            self._logger.debug("function_allowlist_loaded", allowed=len(self._function_policy.allowed))
+        return self._function_policy
+
+    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
+        return check_query(sql, granted, await self.function_policy())
+
+    def run_query(self, checked: ParsedQuery) -> Any:
+        return self._run_query(checked)
+
+    @asynccontextmanager
+    async def _run_query(self, checked: ParsedQuery) -> AsyncIterator[QueryResult]:
+        pool = await self._aiopg_pool()
+        async with run_query(pool, checked.sql, self._limits, self.type_names, self._logger) as result:
+            yield result
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+            await pool.wait_closed()
+
+
+async def _prepare_connection(connection: aiopg.Connection) -> None:
+    register_json_casters(connection.raw)

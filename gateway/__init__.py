@@ -1,0 +1,5 @@
+"""dbgateway: an HTTP gateway in front of relational databases."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

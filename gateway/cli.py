@@ -1,0 +1,70 @@
+"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from aiohttp import web
+
+from gateway import __version__
+from gateway.app import create_app, server_options
+from gateway.config import ConfigError, load_config
+from gateway.keys import LOGGER
+from gateway.registry import RegistryLoadError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dbgateway",
+        description="An HTTP gateway that lets token holders run read-only SQL over the tables an administrator granted.",
+    )
+    parser.add_argument("--version", action="version", version=f"dbgateway {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP gateway",
+        description="Run the HTTP gateway. Settings come from defaults, then the config file, then DBGATEWAY_* "
+        "environment variables, then these options.",
+    )
+    serve.add_argument(
+        "--config", type=Path, metavar="FILE", help="TOML settings file (see config/gateway.example.toml); "
+        "default: $DBGATEWAY_CONFIG if set, else none"
+    )
+    serve.add_argument("--host", metavar="H", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, metavar="P", help="port to listen on (default 8080)")
+    serve.add_argument(
+        "--data-dir", type=Path, metavar="D",
+        help="folder of registry.json and the generated admin_token file (default ./data)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    try:
+        config = load_config(
+            arguments.config,
+            overrides={"listen_host": arguments.host, "listen_port": arguments.port, "data_dir": arguments.data_dir},
+        )
+        app = create_app(config)
+    except (ConfigError, RegistryLoadError) as error:
+        print(f"dbgateway: {error}", file=sys.stderr)
+        return 2
+    app[LOGGER].info("gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}")
+    web.run_app(
+        app,
+        host=config.listen_host,
+        port=config.listen_port,
+        print=None,
+        access_log=None,
+        shutdown_timeout=10.0,
+        **server_options(config),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Operator settings: embedded defaults, then a TOML file, then ``DBGATEWAY_*`` variables.
+
+Every setting is documented in ``config/gateway.example.toml``. A setting that
+does not parse stops start-up with ``ConfigError`` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+ENV_PREFIX = "DBGATEWAY_"
+
+
+class ConfigError(Exception):
+    """A setting is missing, unknown or malformed; the message names it."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value <= 0:
+        raise ValueError(f"{attribute.name} must be greater than 0, got {value}")
+
+
+def _port_number(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not 1 <= value <= 65535:
+        raise ValueError(f"{attribute.name} must be a port number from 1 to 65535, got {value}")
+
+
+@attrs.frozen(kw_only=True)
+class GatewayConfig:
+    """Everything an operator can change; defaults are the contract's."""
+
+    listen_host: str = "127.0.0.1"
+    """Address the HTTP server binds."""
+    listen_port: int = attrs.field(default=8080, validator=_port_number)
+    """Port the HTTP server binds."""
+    data_dir: Path = Path("./data")
+    """Folder of the registry file and the generated admin token."""
+    registry_file: Path | None = None
+    """Registry JSON file; ``<data_dir>/registry.json`` when unset."""
+    admin_token: str | None = attrs.field(default=None, repr=False)
+    """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
+    row_limit: int = attrs.field(default=100_000, validator=_positive)
+    """Rows a GetData answer carries at most."""
+    statement_timeout: float = attrs.field(default=30.0, validator=_positive)
+    """Seconds a GetData query may run."""
+    acquire_timeout: float = attrs.field(default=5.0, validator=_positive)
+    """Seconds a request waits for a free database connection."""
+    pool_min_size: int = attrs.field(default=1, validator=attrs.validators.ge(0))
+    """Connections a database pool keeps open once used."""
+    pool_max_size: int = attrs.field(default=10, validator=_positive)
+    """Connections a database pool opens at most."""
+    fetch_batch_size: int = attrs.field(default=5000, validator=_positive)
+    """Rows fetched per round trip while a GetData result streams."""
+    log_buffer_size: int = attrs.field(default=10_000, validator=_positive)
+    """Log entries the Logs endpoint can return (a ring buffer)."""
+    log_level: str = attrs.field(default="info", validator=attrs.validators.in_(["debug", "info", "warning", "error"]))
+    """Lowest level written to stderr and kept in the buffer."""
+    max_body_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
+    """Largest request body accepted; larger gets 413."""
+    max_query_bytes: int = attrs.field(default=100 * 1024, validator=_positive)
+    """Largest GetData query text accepted; larger gets 413."""
+    drivers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    """Per-driver options, the ``[drivers.<base_type>]`` tables."""
+
+    @property
+    def registry_path(self) -> Path:
+        return self.registry_file if self.registry_file is not None else self.data_dir / "registry.json"
+
+    def __attrs_post_init__(self) -> None:
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError("pool_min_size must not exceed pool_max_size")
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def _parse_bool(value: Any, _: type) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+_converter.register_structure_hook(bool, _parse_bool)
+_converter.register_structure_hook(Path, lambda value, _: Path(value))
+
+
+def _settings_from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    known = {field.name for field in attrs.fields(GatewayConfig)} - {"drivers"}
+    settings: dict[str, Any] = {}
+    for key, value in environ.items():
+        if not key.startswith(ENV_PREFIX):
+            continue
+        name = key[len(ENV_PREFIX) :].lower()
+        if name in known:
+            settings[name] = value
+        elif name not in {"test_dsn", "config"}:
+            # A misspelt variable silently doing nothing is worse than refusing to start.
+            raise ConfigError(f"unknown environment variable {key}; see config/gateway.example.toml for the settings")
+    return settings
+
+
+def load_config(
+    config_file: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> GatewayConfig:
+    """Merge defaults, the TOML file, ``DBGATEWAY_*`` variables and explicit overrides, in that order."""
+    environ = os.environ if environ is None else environ
+    settings: dict[str, Any] = {}
+    if config_file is None and environ.get(ENV_PREFIX + "CONFIG"):
+        config_file = Path(environ[ENV_PREFIX + "CONFIG"])
+    if config_file is not None:
+        try:
+            settings.update(tomllib.loads(config_file.read_text(encoding="utf-8")))
+        except OSError as error:
+            raise ConfigError(f"cannot read config file {config_file}: {error.strerror}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"config file {config_file} is not valid TOML: {error}") from None
+    settings.update(_settings_from_environment(environ))
+    settings.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    return structure_config(settings)
+
+
+def structure_config(settings: Mapping[str, Any]) -> GatewayConfig:
+    """Build a config from plain values, naming the first setting that is wrong."""
+    try:
+        return _converter.structure(dict(settings), GatewayConfig)
+    except cattrs.ClassValidationError as group:
+        raise ConfigError(_describe_config_error(group)) from None
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"invalid configuration: {error}") from None
+
+
+def _describe_config_error(group: cattrs.ClassValidationError) -> str:
+    for error in group.exceptions:
+        notes = getattr(error, "__notes__", [])
+        where = notes[0].removeprefix("Structuring class GatewayConfig @ attribute ") if notes else ""
+        if isinstance(error, cattrs.ForbiddenExtraKeysError):
+            return f"unknown setting(s): {', '.join(sorted(error.extra_fields))}"
+        if where:
+            return f"setting {where!s} is invalid: {error}"
+        return f"invalid configuration: {error}"
+    return f"invalid configuration: {group}"

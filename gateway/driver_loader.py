@@ -1,0 +1,53 @@
+"""Finding drivers by ``base_type`` through the ``dbgateway.drivers`` entry-point group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import Any
+
+import structlog
+
+from gateway.config import ConfigError
+from gateway.driver_protocol import Driver
+from gateway.errors import UnsupportedBaseType
+
+ENTRY_POINT_GROUP = "dbgateway.drivers"
+
+
+class DriverCatalog:
+    """The installed drivers, each built once with its ``[drivers.<name>]`` options."""
+
+    def __init__(self, drivers: Mapping[str, Driver]) -> None:
+        self._drivers = dict(drivers)
+
+    @classmethod
+    def from_entry_points(
+        cls, options: Mapping[str, Mapping[str, Any]], logger: structlog.typing.FilteringBoundLogger
+    ) -> DriverCatalog:
+        drivers: dict[str, Driver] = {}
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                factory = entry.load()
+            except Exception as error:  # one broken plugin must not take the gateway down
+                logger.error("driver_load_failed", driver=entry.name, target=entry.value, error=str(error))
+                continue
+            try:
+                drivers[entry.name] = factory(options.get(entry.name, {}))
+            except ValueError as error:
+                raise ConfigError(f"[drivers.{entry.name}] is invalid: {error}") from None
+        unknown = set(options) - set(drivers)
+        if unknown:
+            logger.warning("driver_options_unused", drivers=sorted(unknown))
+        return cls(drivers)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._drivers)
+
+    def get(self, base_type: str) -> Driver:
+        driver = self._drivers.get(base_type)
+        if driver is None:
+            served = ", ".join(self.names) or "none"
+            raise UnsupportedBaseType(f"base_type {base_type!r} is not served by an installed driver; served: {served}")
+        return driver

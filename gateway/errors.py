@@ -1,0 +1,141 @@
+"""Every error the gateway answers with, as an exception that carries its status.
+
+Handlers and drivers raise these; one middleware (`gateway.middlewares`) turns
+them into the contract's body::
+
+    {"status": "error", "error": "<code>", "message": "<sentence>"}
+
+The message is shown to the client as is, so it must never carry a password,
+a token or internal detail such as a stack trace.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class GatewayError(Exception):
+    """Base class: an answer other than success, with its HTTP status and machine code."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_body(self) -> dict[str, str]:
+        return {"status": "error", "error": self.code, "message": self.message}
+
+
+class BadRequest(GatewayError):
+    """A parameter is missing or malformed; the message names it."""
+
+    status = 400
+    code = "bad_request"
+
+
+class AmbiguousRequest(BadRequest):
+    """The query string and the JSON body give one field different values."""
+
+    code = "ambiguous_request"
+
+
+class UnsupportedBaseType(BadRequest):
+    """No installed driver serves the requested `base_type`."""
+
+    code = "unsupported_base_type"
+
+
+class QueryRejected(BadRequest):
+    """The SQL was refused before it reached the database (not read-only, not granted, ...)."""
+
+    code = "query_rejected"
+
+
+class QueryFailed(BadRequest):
+    """The database refused the query (syntax, unknown column, division by zero, ...)."""
+
+    code = "query_failed"
+
+
+class TokenRequired(GatewayError):
+    """A user operation came without any token."""
+
+    status = 401
+    code = "token_required"
+
+
+class AccessDenied(GatewayError):
+    """The token is wrong, or has no grant for what was asked."""
+
+    status = 403
+    code = "access_denied"
+
+
+class NotFound(GatewayError):
+    """No route serves this path."""
+
+    status = 404
+    code = "not_found"
+
+
+class TableNotFound(NotFound):
+    code = "table_not_found"
+
+
+class DatabaseNotFound(NotFound):
+    code = "database_not_found"
+
+
+class MethodNotAllowed(GatewayError):
+    """The path exists but not with this HTTP method."""
+
+    status = 405
+    code = "method_not_allowed"
+
+
+class Conflict(GatewayError):
+    status = 409
+    code = "conflict"
+
+
+class TableExists(Conflict):
+    code = "table_exists"
+
+
+class DatabaseExists(Conflict):
+    code = "database_exists"
+
+
+class PayloadTooLarge(GatewayError):
+    status = 413
+    code = "payload_too_large"
+
+
+class DatabaseUnavailable(GatewayError):
+    """The database cannot be reached, refuses the credentials, or has no free connection.
+
+    The contract answers 502 when registering (the upstream refused) and 503
+    when serving a query (the gateway cannot get a connection now); the raiser
+    chooses through ``status``.
+    """
+
+    status = 503
+    code = "database_unavailable"
+
+    def __init__(self, message: str, *, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status  # type: ignore[misc]
+
+
+class QueryTimeout(GatewayError):
+    status = 504
+    code = "query_timeout"
+
+
+class InternalError(GatewayError):
+    """Something the gateway did not expect; details go to the log, not to the client."""
+
+    status = 500
+    code = "internal_error"

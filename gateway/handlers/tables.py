@@ -1,0 +1,88 @@
+"""ChangeLocalTableName (POST /Table), GetTableData (GET /Table) and ListTable (GET /Table/list)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from gateway.auth import ADMIN_TOKEN_HEADERS, hash_user_token, header_token, require_admin, require_user_token
+from gateway.errors import AccessDenied, BadRequest, TableNotFound, TokenRequired
+from gateway.inputs import find_table, read_inputs, table_identification
+from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.registry import RegistryState, TableRecord
+from gateway.responses import success
+
+
+async def change_local_table_name(request: web.Request) -> web.Response:
+    """Rename a table's local name; the body's ``table`` wins over the query string's identification."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
+    body_table: Any = inputs.body.get("table")
+    if body_table is not None and not isinstance(body_table, dict):
+        raise BadRequest("field 'table' of the body must be an object with local_table_name, or database, folder and table")
+    identification = (table_identification(body_table) if body_table else None) or table_identification(inputs)
+    new_name = (inputs.get("new_local_table_name") or "").strip()
+    if not new_name:
+        raise BadRequest("parameter 'new_local_table_name' is required and must not be empty")
+    if len(new_name) > 200 or not new_name.isprintable():
+        raise BadRequest("parameter 'new_local_table_name' must be 1 to 200 printable characters")
+
+    def rename(state: RegistryState) -> tuple[RegistryState, TableRecord]:
+        table = find_table(state, identification)
+        return state.with_table_renamed(table, new_name), table
+
+    table = await app[REGISTRY].update(rename)
+    app[LOGGER].info("table_renamed", old_local_table_name=table.local_name, new_local_table_name=new_name)
+    return success({"new_table_name": new_name}, as_array=True)
+
+
+async def get_table_data(request: web.Request) -> web.Response:
+    """Columns of a table granted to the user token, read live from the database."""
+    app = request.app
+    token = require_user_token(request)
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    state = app[REGISTRY].state
+    table = find_table(state, table_identification(inputs))
+    if table.address not in state.grants.get(hash_user_token(state.token_salt, token), frozenset()):
+        raise AccessDenied(f"access denied: table {table.local_name!r} is not granted to this token")
+    database = state.database(table.address.database)
+    columns = await app[POOLS].get(database).describe_table(table.address.folder, table.address.table)
+    if columns is None:
+        raise TableNotFound(
+            f"table {table.local_name!r} is registered but no longer exists in database {database.local_name!r}"
+        )
+    return success(
+        {
+            "TableData": {
+                "columns": {column.name: column.type_name for column in columns},
+                "database_name": table.address.database,
+                "folder_name": table.address.folder,
+                "table_name": table.address.table,
+            }
+        },
+        as_array=False,
+    )
+
+
+async def list_tables(request: web.Request) -> web.Response:
+    """ListTable on its old path: every local name for the admin, the granted ones for a user token."""
+    app = request.app
+    state = app[REGISTRY].state
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    only_database = inputs.get("local_database_name")
+    if header_token(request, ADMIN_TOKEN_HEADERS) is not None:
+        require_admin(request, app[ADMIN_TOKEN])
+        names = [r.local_name for r in state.tables.values() if only_database in (None, r.address.database)]
+        return success({"List": sorted(names)}, as_array=False)
+    try:
+        return success({"List": list_tables_for(request, state, only_database)}, as_array=False)
+    except TokenRequired:
+        raise TokenRequired("send a user_token header (or an admin_token header) to list tables") from None
+
+
+def list_tables_for(request: web.Request, state: RegistryState, only_database: str | None) -> list[str]:
+    """Local names granted to the request's user token, sorted."""
+    token_hash = hash_user_token(state.token_salt, require_user_token(request))
+    return sorted(r.local_name for r in state.granted_tables(token_hash, only_database))

@@ -1,0 +1,54 @@
+"""One connection pool per registered database, opened on first use, closed on shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from gateway.driver_loader import DriverCatalog
+from gateway.driver_protocol import DatabasePool, PoolLimits
+from gateway.registry import DatabaseRecord
+
+
+class DatabasePools:
+    """Pools by local database name; a pool is rebuilt when its database's connection data changes."""
+
+    def __init__(self, drivers: DriverCatalog, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger) -> None:
+        self._drivers = drivers
+        self._limits = limits
+        self._logger = logger
+        self._pools: dict[str, tuple[DatabaseRecord, DatabasePool]] = {}
+
+    @property
+    def limits(self) -> PoolLimits:
+        return self._limits
+
+    def get(self, record: DatabaseRecord) -> DatabasePool:
+        current = self._pools.get(record.local_name)
+        if current is not None and current[0] == record:
+            return current[1]
+        if current is not None:
+            # Connection data changed (e.g. by another gateway process): old connections must not serve.
+            asyncio.get_running_loop().create_task(current[1].close())
+        pool = self.open_unregistered(record)
+        self._pools[record.local_name] = (record, pool)
+        return pool
+
+    def open_unregistered(self, record: DatabaseRecord) -> DatabasePool:
+        """A pool for a database not (yet) in the registry; the caller closes it."""
+        driver = self._drivers.get(record.base_type)
+        return driver.open_pool(record.connection, self._limits, self._logger.bind(database=record.local_name))
+
+    def adopt(self, record: DatabaseRecord, pool: DatabasePool) -> None:
+        """Keep a pool opened with ``open_unregistered`` once its database is registered."""
+        self._pools[record.local_name] = (record, pool)
+
+    async def discard(self, local_name: str) -> None:
+        entry = self._pools.pop(local_name, None)
+        if entry is not None:
+            await entry[1].close()
+
+    async def close_all(self) -> None:
+        entries, self._pools = list(self._pools.values()), {}
+        await asyncio.gather(*(pool.close() for _, pool in entries), return_exceptions=True)

@@ -1,0 +1,104 @@
+"""The registry file's JSON layout, version ``FORMAT_VERSION``, and its checks on load.
+
+The layout is lists of plain records, so it stays readable and diffable::
+
+    {"format_version": 1, "token_salt": "...",
+     "databases": [{"local_name", "host", "port", "database", "username", "password", "base_type"}],
+     "tables": [{"local_name", "database", "folder", "table"}],
+     "grants": [{"token_hash", "tables": [{"database", "folder", "table"}]}]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import cattrs
+import orjson
+
+from gateway.registry.models import FORMAT_VERSION, DatabaseRecord, RegistryState, TableAddress, TableRecord
+
+
+class RegistryFormatError(Exception):
+    """The file's content is not a registry this gateway can read; the message says why."""
+
+
+@attrs.frozen
+class _TableRow:
+    local_name: str
+    database: str
+    folder: str
+    table: str
+
+
+@attrs.frozen
+class _GrantRow:
+    token_hash: str
+    tables: list[TableAddress]
+
+
+@attrs.frozen
+class _RegistryDocument:
+    format_version: int
+    token_salt: str
+    databases: list[DatabaseRecord]
+    tables: list[_TableRow]
+    grants: list[_GrantRow]
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True)
+
+
+def dump_registry(state: RegistryState) -> bytes:
+    document = _RegistryDocument(
+        format_version=FORMAT_VERSION,
+        token_salt=state.token_salt,
+        databases=sorted(state.databases.values(), key=lambda d: d.local_name),
+        tables=[
+            _TableRow(r.local_name, r.address.database, r.address.folder, r.address.table)
+            for r in sorted(state.tables.values(), key=lambda r: r.local_name)
+        ],
+        grants=[
+            _GrantRow(token_hash, sorted(addresses, key=attrs.astuple))
+            for token_hash, addresses in sorted(state.grants.items())
+            if addresses
+        ],
+    )
+    return orjson.dumps(_converter.unstructure(document), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def load_registry(content: bytes) -> RegistryState:
+    """Parse and check a registry file; raise ``RegistryFormatError`` saying what is wrong."""
+    try:
+        raw: Any = orjson.loads(content)
+    except orjson.JSONDecodeError as error:
+        raise RegistryFormatError(f"not valid JSON ({error})") from None
+    if not isinstance(raw, dict):
+        raise RegistryFormatError("the top level is not a JSON object")
+    version = raw.get("format_version")
+    if version != FORMAT_VERSION:
+        raise RegistryFormatError(
+            f"format_version is {version!r}; this gateway reads version {FORMAT_VERSION}"
+            + (" (the file was written by a newer gateway)" if isinstance(version, int) and version > FORMAT_VERSION else "")
+        )
+    try:
+        document = _converter.structure(raw, _RegistryDocument)
+    except cattrs.BaseValidationError as error:
+        problems = "; ".join(cattrs.transform_error(error))
+        raise RegistryFormatError(f"unexpected content: {problems}") from None
+    return _check_references(document)
+
+
+def _check_references(document: _RegistryDocument) -> RegistryState:
+    databases = {d.local_name: d for d in document.databases}
+    if len(databases) != len(document.databases):
+        raise RegistryFormatError("a database local name appears twice")
+    tables: dict[str, TableRecord] = {}
+    for row in document.tables:
+        if row.database not in databases:
+            raise RegistryFormatError(f"table {row.local_name!r} refers to unknown database {row.database!r}")
+        if row.local_name in tables:
+            raise RegistryFormatError(f"the local table name {row.local_name!r} appears twice")
+        tables[row.local_name] = TableRecord(row.local_name, TableAddress(row.database, row.folder, row.table))
+    grants = {g.token_hash: frozenset(g.tables) for g in document.grants}
+    return RegistryState(token_salt=document.token_salt, databases=databases, tables=tables, grants=grants)

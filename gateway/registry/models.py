@@ -1,0 +1,155 @@
+"""The registry's content: databases, local table names and grants, as immutable values.
+
+Every change is a method returning a new ``RegistryState`` (or raising a
+``gateway.errors`` exception), so a failed operation cannot leave a half-made
+change behind: the store only writes a state that was built completely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from gateway.driver_protocol import CatalogTable, ConnectionData
+from gateway.errors import DatabaseExists, DatabaseNotFound, TableExists, TableNotFound
+
+FORMAT_VERSION = 1
+"""Version of the registry file layout this code writes and reads."""
+
+
+@attrs.frozen
+class TableAddress:
+    """A table's full path: the specification's (database, folder, table)."""
+
+    database: str
+    """Local name of the registered database."""
+    folder: str
+    """Schema, as the database spells it."""
+    table: str
+    """Relation name in the folder, as the database spells it."""
+
+
+@attrs.frozen
+class DatabaseRecord:
+    """A registered database."""
+
+    local_name: str
+    """The name the gateway knows it by (``local_database_name``)."""
+    host: str
+    """Address without port (the specification's ``ip``)."""
+    port: int
+    """TCP port."""
+    database: str
+    """Database name on its server."""
+    username: str
+    """Account the gateway reads through."""
+    password: str = attrs.field(repr=False)
+    """That account's password; never answered, never logged."""
+    base_type: str
+    """Driver name, e.g. ``postgres``."""
+
+    @property
+    def connection(self) -> ConnectionData:
+        return ConnectionData(self.host, self.port, self.database, self.username, self.password)
+
+
+@attrs.frozen
+class TableRecord:
+    """A table known under a local name."""
+
+    local_name: str
+    """Unique across the gateway."""
+    address: TableAddress
+    """Where the table is."""
+
+
+@attrs.frozen
+class RegistryState:
+    """Everything the registry file holds."""
+
+    token_salt: str
+    """Key of the HMAC that turns user tokens into the hashes kept here."""
+    databases: Mapping[str, DatabaseRecord] = attrs.field(factory=dict)
+    """Registered databases by local name."""
+    tables: Mapping[str, TableRecord] = attrs.field(factory=dict)
+    """Tables by local table name."""
+    grants: Mapping[str, frozenset[TableAddress]] = attrs.field(factory=dict)
+    """Token hash to the tables it may read."""
+    _local_name_by_address: dict[TableAddress, str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        index = {record.address: name for name, record in self.tables.items()}
+        object.__setattr__(self, "_local_name_by_address", index)
+
+    # -- reading ---------------------------------------------------------
+
+    def database(self, local_name: str) -> DatabaseRecord:
+        record = self.databases.get(local_name)
+        if record is None:
+            raise DatabaseNotFound(f"no database is registered as {local_name!r}")
+        return record
+
+    def table_by_local_name(self, local_name: str) -> TableRecord:
+        record = self.tables.get(local_name)
+        if record is None:
+            raise TableNotFound(f"no table has the local name {local_name!r}")
+        return record
+
+    def table_by_address(self, address: TableAddress) -> TableRecord:
+        name = self._local_name_by_address.get(address)
+        if name is None:
+            raise TableNotFound(
+                f"no table {address.table!r} in folder {address.folder!r} of database {address.database!r}"
+                " is registered"
+            )
+        return self.tables[name]
+
+    def granted_tables(self, token_hash: str, database: str | None = None) -> list[TableRecord]:
+        """Tables the token may read (optionally in one database), by local name."""
+        addresses = self.grants.get(token_hash, frozenset())
+        records = [self.tables[self._local_name_by_address[a]] for a in addresses if a in self._local_name_by_address]
+        return [r for r in records if database is None or r.address.database == database]
+
+    def granted_refs(self, token_hash: str, database: str) -> frozenset[tuple[str, str]]:
+        """``(folder, table)`` pairs the token may read in one database."""
+        return frozenset(
+            (a.folder, a.table) for a in self.grants.get(token_hash, frozenset()) if a.database == database
+        )
+
+    # -- changing --------------------------------------------------------
+
+    def with_database(self, record: DatabaseRecord, catalog: Iterable[CatalogTable]) -> RegistryState:
+        """Register a database and give each of its tables the default local name."""
+        if record.local_name in self.databases:
+            raise DatabaseExists(f"a database is already registered as {record.local_name!r}")
+        tables = dict(self.tables)
+        for entry in sorted(catalog, key=lambda t: (t.folder, t.table)):
+            address = TableAddress(record.local_name, entry.folder, entry.table)
+            name = _free_name(f"{record.local_name}_{entry.folder}_{entry.table}", tables)
+            tables[name] = TableRecord(name, address)
+        return attrs.evolve(self, databases={**self.databases, record.local_name: record}, tables=tables)
+
+    def with_table_renamed(self, table: TableRecord, new_local_name: str) -> RegistryState:
+        """Give a table a new local name; its grants follow it because they hold its address."""
+        holder = self.tables.get(new_local_name)
+        if holder is not None and holder.address != table.address:
+            raise TableExists(f"the local table name {new_local_name!r} is already used by another table")
+        tables = {name: record for name, record in self.tables.items() if record.address != table.address}
+        tables[new_local_name] = TableRecord(new_local_name, table.address)
+        return attrs.evolve(self, tables=tables)
+
+    def with_grant(self, token_hash: str, table: TableRecord) -> RegistryState:
+        granted = self.grants.get(token_hash, frozenset())
+        if table.address in granted:
+            return self
+        return attrs.evolve(self, grants={**self.grants, token_hash: granted | {table.address}})
+
+
+def _free_name(wanted: str, taken: Mapping[str, object]) -> str:
+    if wanted not in taken:
+        return wanted
+    suffix = 2
+    while f"{wanted}_{suffix}" in taken:
+        suffix += 1
+    return f"{wanted}_{suffix}"

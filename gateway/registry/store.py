@@ -1,0 +1,146 @@
+"""The registry file on disk: loaded once, re-read when another process changed it, written atomically.
+
+Writers hold an asyncio lock (requests of this process) and an exclusive
+``flock`` on ``<registry>.lock`` (other gateway processes on the same file),
+re-read the file under that lock, apply the change to what is on disk, and
+replace the file by ``rename`` after ``fsync``: a crash at any instant leaves
+either the old or the new file, both complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
+from gateway.registry.models import RegistryState
+
+T = TypeVar("T")
+
+FILE_MODE = 0o600
+
+
+class RegistryLoadError(Exception):
+    """The registry file exists but cannot be used; the gateway must not start over it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"registry file {path} cannot be loaded: {problem}. It was left as it is.")
+        self.path = path
+
+
+class RegistryStore:
+    """The one place that reads and writes the registry file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock_path = path.with_name(path.name + ".lock")
+        self._write_lock = asyncio.Lock()
+        self._state: RegistryState | None = None
+        self._signature: tuple[int, int, int] | None = None
+
+    def open(self) -> RegistryState:
+        """Load the file, creating an empty registry (mode 0600) when there is none."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._file_lock():
+            if not self.path.exists():
+                self._write(RegistryState(token_salt=secrets.token_hex(32)))
+            self._reload()
+        return self.state
+
+    @property
+    def state(self) -> RegistryState:
+        """The current content, re-read first if another process replaced the file."""
+        if self._state is None:
+            raise RuntimeError("RegistryStore.open() was not called")
+        if self._file_signature() != self._signature:
+            try:
+                self._reload()
+            except RegistryLoadError:
+                pass  # keep serving what we had; the next write re-reads under the lock and reports it
+        return self._state
+
+    async def update(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
+        """Apply ``change`` to the state on disk and save its result; nothing is saved if it raises."""
+        async with self._write_lock:
+            return await asyncio.to_thread(self._update_under_file_lock, change)
+
+    def _update_under_file_lock(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
+        with self._file_lock():
+            if self._file_signature() != self._signature:
+                self._reload()
+            assert self._state is not None
+            new_state, result = change(self._state)
+            if new_state is not self._state:
+                self._write(new_state)
+                self._state = new_state
+                self._signature = self._file_signature()
+            return result
+
+    def _reload(self) -> None:
+        try:
+            content = self.path.read_bytes()
+            signature = self._file_signature()
+        except OSError as error:
+            raise RegistryLoadError(self.path, error.strerror or str(error)) from None
+        try:
+            self._state = load_registry(content)
+        except RegistryFormatError as error:
+            raise RegistryLoadError(self.path, str(error)) from None
+        self._signature = signature
+
+    def _write(self, state: RegistryState) -> None:
+        content = dump_registry(state)
+        folder = self.path.parent
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(descriptor, FILE_MODE)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            with _ignored_os_error():
+                os.unlink(temporary)
+            raise
+        _fsync_folder(folder)
+
+    def _file_signature(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    @contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        descriptor = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # closing releases the flock
+
+
+def _fsync_folder(folder: Path) -> None:
+    # The rename is durable only once the folder's entry is on disk.
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
+def _ignored_os_error() -> Iterator[None]:
+    try:
+        yield
+    except OSError:
+        pass
