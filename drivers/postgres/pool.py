@@ -52,6 +52,9 @@ def session_options(limits: PoolLimits) -> str:
         "DateStyle": "ISO",
         "extra_float_digits": "3",
         "bytea_output": "hex",
+        # The SQL guard reads string literals this way; a server default of "off" would let a
+        # backslash make the server see code where the guard saw a string.
+        "standard_conforming_strings": "on",
     }
     return " ".join(f"-c {name}={value}" for name, value in settings.items())
 

@@ -1,0 +1,405 @@
+"""Run one checked SELECT on PostgreSQL and stream its rows as JSON batches.
+
+``run_query`` is an async context manager: entering it takes a connection from
+the aiopg pool, opens a read-only transaction, declares a server-side cursor
+over the query and fetches the first batch in one round trip, so ``columns``
+is known before the HTTP response starts. ``json_batches()`` then yields the
+rows as JSON objects joined by commas, ``batch_size`` rows per round trip.
+Leaving the context ends the transaction, so the pool gets its connection back
+idle, or closed when its state is unknown; never inside a transaction.
+
+The statement is SQL text (``BEGIN ...; DECLARE ...; FETCH ...``) because
+psycopg2's asynchronous connections, which aiopg uses, cannot open named
+cursors, and psycopg2 keeps the result of the last statement of a batch.
+
+Each statement runs in a task of its own because aiopg closes the connection
+when the task awaiting a statement is cancelled, and the server would go on
+running the query for a client that is gone. The runner waits on that task
+instead; on the time limit or a cancellation it first cancels the statement on
+the server (libpq's PQcancel), waits briefly for the connection to answer, and
+then ends the transaction, or discards the connection if it does not answer.
+
+aiopg reports a server-side cancel (SQLSTATE 57014) as ``CancelledError`` and
+also hands it to the event loop's exception handler, which logs it with a
+traceback at error level under the ``asyncio`` logger. The runner turns it
+back into ``QueryTimeout``; ``CanceledStatementLogFilter`` drops that record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import aiopg
+import orjson
+import psycopg2
+import psycopg2.extensions as pg_ext
+
+from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
+from gateway.driver_protocol import ColumnInfo, PoolLimits, QueryResult
+from gateway.errors import DatabaseUnavailable, GatewayError, InternalError, QueryFailed, QueryTimeout
+
+CURSOR_NAME = "dbgw_cursor"
+"""The server-side cursor each query is read through (one per transaction)."""
+
+CLEANUP_GRACE_SECONDS = 2.0
+"""How long a cancelled statement or the closing COMMIT/ROLLBACK may take before the connection is discarded."""
+
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P", "58")
+"""Connection exception, insufficient resources, operator intervention, system error: not the query's fault."""
+
+Row = Sequence[Any]
+
+
+class CanceledStatementLogFilter(logging.Filter):
+    """Drops the error record aiopg has asyncio log for every statement cancelled on the server.
+
+    Install once on the ``asyncio`` logger; the runner already answers such a
+    statement with ``QueryTimeout`` or ends the cancelled request, so the record
+    is noise with a traceback at error level.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, pg_ext.QueryCanceledError)
+
+
+def unique_column_names(names: Sequence[str]) -> list[str]:
+    """Keep every column: a repeated name gets ``_2``, ``_3`` ... skipping names other columns have."""
+    originals = set(names)
+    taken: set[str] = set()
+    unique: list[str] = []
+    for name in names:
+        candidate, suffix = name, 1
+        # A suffixed name must not take the name a later column really has.
+        while candidate in taken or (candidate != name and candidate in originals):
+            suffix += 1
+            candidate = f"{name}_{suffix}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
+
+
+def encode_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
+    """Rows as JSON objects keyed by ``names``, joined by commas, without the enclosing brackets."""
+    try:
+        return orjson.dumps([dict(zip(names, row)) for row in rows])[1:-1]
+    except orjson.JSONEncodeError as exc:
+        # Only a caster registered outside this driver can produce such a value.
+        raise InternalError(f"a value in the result could not be written as JSON: {exc}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
+
+
+def _database_message(exc: psycopg2.Error) -> str:
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    return primary or _first_line(exc)
+
+
+def _timeout_error(limits: PoolLimits) -> QueryTimeout:
+    return QueryTimeout(
+        f"query ran longer than {limits.statement_timeout:g} s, the statement time limit, and was cancelled; "
+        "narrow it down (filters, LIMIT) or ask the operator for a longer limit"
+    )
+
+
+def _database_error(exc: psycopg2.Error, connection: aiopg.Connection, limits: PoolLimits) -> GatewayError:
+    """The gateway error for a psycopg2 error raised by a statement of the query."""
+    if isinstance(exc, pg_ext.QueryCanceledError):
+        return _timeout_error(limits)
+    pgcode = exc.pgcode or ""
+    if not pgcode or connection.closed or pgcode.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES):
+        return DatabaseUnavailable(
+            f"the database connection failed while running the query: {_database_message(exc)}", status=503
+        )
+    return QueryFailed(f"the database refused the query: {_database_message(exc)}")
+
+
+def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
+    # A statement task abandoned after a time-out may end with an error nobody
+    # awaits; reading it keeps asyncio from reporting it as never retrieved.
+    if not task.cancelled():
+        task.exception()
+
+
+async def _take_connection(pool: aiopg.Pool) -> aiopg.Connection:
+    return await pool.acquire()
+
+
+def _give_back_when_acquired(pool: aiopg.Pool, task: asyncio.Future[aiopg.Connection]) -> None:
+    """Stop a pending acquire; if it got a connection anyway, return that to the pool."""
+
+    def give_back(finished: asyncio.Future[aiopg.Connection]) -> None:
+        if not finished.cancelled() and finished.exception() is None:
+            pool.release(finished.result())
+
+    task.cancel()
+    task.add_done_callback(give_back)
+
+
+async def acquire_connection(pool: aiopg.Pool, timeout: float) -> aiopg.Connection:
+    """A connection from ``pool`` within ``timeout`` seconds, else ``DatabaseUnavailable`` (503)."""
+    task = asyncio.ensure_future(_take_connection(pool))
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+    except asyncio.CancelledError:
+        _give_back_when_acquired(pool, task)
+        raise
+    if not done:
+        busy = pool.freesize == 0 and pool.maxsize is not None and pool.size >= pool.maxsize
+        _give_back_when_acquired(pool, task)
+        why = (
+            f"every connection of the pool ({pool.maxsize}) is in use"
+            if busy
+            else "the database server did not accept a new connection in time"
+        )
+        raise DatabaseUnavailable(
+            f"no connection to the database became free within {timeout:g} s ({why}); try again later", status=503
+        )
+    try:
+        return task.result()
+    except psycopg2.Error as exc:
+        raise DatabaseUnavailable(f"cannot connect to the database: {_first_line(exc)}", status=503) from exc
+    except (asyncio.TimeoutError, OSError, RuntimeError) as exc:  # aiopg's own time-out; closed pool
+        raise DatabaseUnavailable(f"cannot connect to the database: {_first_line(exc)}", status=503) from exc
+
+
+async def _execute_and_fetch(cursor: aiopg.Cursor, statement: str) -> list[tuple[Any, ...]]:
+    """Run ``statement`` and return the last statement's rows, cast by the connection's casters."""
+    try:
+        await cursor.execute(statement)
+    except asyncio.CancelledError as cancelled:
+        # aiopg turns the server's QueryCanceledError into CancelledError. Nothing
+        # cancels this task itself, so hand back the database's error instead.
+        canceled_on_server = cancelled.__context__
+        current = asyncio.current_task()
+        if isinstance(canceled_on_server, pg_ext.QueryCanceledError) and current and not current.cancelling():
+            raise canceled_on_server from None
+        raise
+    return cursor.raw.fetchall()  # type: ignore[no-any-return]
+
+
+def _cast_missed_arrays(
+    rows: list[Row], oids: Sequence[int], missed: dict[int, Any], raw_cursor: Any
+) -> list[Row]:
+    """Apply array casters registered after these rows were received (their arrays are still text)."""
+    positions = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
+    converted: list[Row] = []
+    for row in rows:
+        values = list(row)
+        for index, caster in positions:
+            if values[index] is not None:
+                values[index] = caster(values[index], raw_cursor)
+        converted.append(values)
+    return converted
+
+
+class StreamingQuery:
+    """The ``QueryResult`` that ``run_query`` yields: one server-side cursor, read in batches."""
+
+    def __init__(self, pool: aiopg.Pool, connection: aiopg.Connection, limits: PoolLimits, logger: Any) -> None:
+        self.columns: list[ColumnInfo] = []
+        self._pool = pool
+        self._connection = connection
+        self._limits = limits
+        self._logger = logger
+        self._loop = asyncio.get_running_loop()
+        self._deadline = self._loop.time() + limits.statement_timeout
+        self._cursor: aiopg.Cursor | None = None
+        self._names: tuple[str, ...] = ()
+        self._first_rows: list[Row] | None = None
+        self._asked = 0
+        self._received = 0
+        self._row_count = 0
+        self._truncated = False
+        self._completed = False
+        self._iterated = False
+        self._closed = False
+
+    @property
+    def row_count(self) -> int:
+        """Rows yielded so far."""
+        return self._row_count
+
+    @property
+    def truncated(self) -> bool:
+        """True once the row limit cut the result; final after iteration ends."""
+        return self._truncated
+
+    @property
+    def completed(self) -> bool:
+        """True once every row up to the limit was yielded without error."""
+        return self._completed
+
+    async def start(self, sql: str, type_names: TypeNameCache) -> None:
+        """Open the transaction and the cursor, fetch the first batch, and learn the columns."""
+        self._cursor = await self._connection.cursor(
+            timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
+        )
+        self._asked = min(self._limits.batch_size, self._limits.row_limit + 1)
+        # The newline ends a trailing "--" comment of the query before the ";".
+        rows: list[Row] = await self._run(
+            f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+            f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {sql}\n; "
+            f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
+        )
+        description = self._cursor.description or ()
+        oids = [column.type_code for column in description]
+        type_names_in_order = await self._lookup_type_names(type_names, oids)
+        missed = adopt_result_types(self._connection.raw, oids, type_names.is_text_array)
+        if missed:
+            rows = _cast_missed_arrays(rows, oids, missed, self._cursor.raw)
+        self._names = tuple(unique_column_names([column.name for column in description]))
+        self.columns = [
+            ColumnInfo(name=name, type_name=type_name) for name, type_name in zip(self._names, type_names_in_order)
+        ]
+        self._first_rows = rows
+
+    async def json_batches(self) -> AsyncIterator[bytes]:
+        """Yield rows as JSON objects joined by commas, one chunk per fetched batch; stop at the row limit."""
+        if self._iterated or self._first_rows is None:
+            raise RuntimeError("json_batches() can be iterated once, inside run_query's context")
+        self._iterated = True
+        rows, self._first_rows = self._first_rows, None
+        names, row_limit = self._names, self._limits.row_limit
+        while True:
+            self._received += len(rows)
+            exhausted = len(rows) < self._asked
+            room = row_limit - self._row_count
+            if len(rows) > room:  # the row beyond the limit was asked only to learn that there is more
+                rows = rows[:room]
+                self._truncated = True
+            if rows:
+                chunk = encode_rows(names, rows)
+                self._row_count += len(rows)
+                yield chunk
+            if exhausted or self._truncated:
+                self._completed = True
+                return
+            self._asked = min(self._limits.batch_size, row_limit + 1 - self._received)
+            rows = await self._run(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
+
+    def _remaining(self) -> float:
+        return self._deadline - self._loop.time()
+
+    async def _lookup_type_names(self, type_names: TypeNameCache, oids: list[int]) -> list[str]:
+        remaining = self._remaining()
+        if remaining <= 0:
+            raise _timeout_error(self._limits)
+        try:
+            return await type_names.names_for(self._connection, oids, timeout=remaining)
+        except asyncio.TimeoutError as exc:  # aiopg closed the connection; it is discarded on close
+            raise _timeout_error(self._limits) from exc
+        except psycopg2.Error as exc:
+            raise _database_error(exc, self._connection, self._limits) from exc
+
+    async def _run(self, statement: str) -> list[Row]:
+        """Run one statement within the query's deadline; cancel it on the server if it must stop early."""
+        if self._closed or self._cursor is None:
+            raise RuntimeError("the query's connection was already given back; read json_batches() inside run_query")
+        remaining = self._remaining()
+        if remaining <= 0:
+            raise _timeout_error(self._limits)
+        task = asyncio.ensure_future(_execute_and_fetch(self._cursor, statement))
+        task.add_done_callback(_retrieve_outcome)
+        try:
+            done, _ = await asyncio.wait((task,), timeout=remaining)
+        except asyncio.CancelledError:
+            await self._abandon(task, reason="request_cancelled")
+            raise
+        if not done:
+            await self._abandon(task, reason="statement_time_limit")
+            raise _timeout_error(self._limits)
+        try:
+            return task.result()
+        except psycopg2.Error as exc:
+            raise _database_error(exc, self._connection, self._limits) from exc
+        except asyncio.TimeoutError as exc:  # aiopg's cursor time-out; it closed the connection
+            raise _timeout_error(self._limits) from exc
+        except ValueError as exc:  # psycopg2 refuses query text with a NUL character before sending it
+            raise QueryFailed(f"the query cannot be sent to the database: {exc}") from exc
+
+    async def _abandon(self, task: asyncio.Future[Any], *, reason: str) -> None:
+        """Cancel the statement in flight on the server and wait briefly; discard the connection if it stays busy."""
+        if not task.done():
+            self._logger.info("postgres_statement_cancelling", reason=reason)
+            try:
+                # PQcancel blocks while it sends the cancel request over a new
+                # socket; that is one round trip to a server we already talk to.
+                self._connection.raw.cancel()
+            except psycopg2.Error as exc:
+                self._logger.warning("postgres_cancel_failed", reason=_first_line(exc))
+        try:
+            await asyncio.wait((task,), timeout=CLEANUP_GRACE_SECONDS)
+        finally:
+            if not task.done():
+                self._logger.warning("postgres_connection_discarded", reason="statement did not stop after cancel")
+                self._connection.close()
+
+    async def close(self, *, commit: bool) -> None:
+        """End the transaction and give the connection back to the pool, idle or closed."""
+        if self._closed:
+            return
+        self._closed = True
+        connection = self._connection
+        try:
+            await self._end_transaction(commit=commit)
+        except asyncio.CancelledError:
+            connection.close()
+            raise
+        except Exception as exc:  # the connection's state is unknown: never reuse it
+            self._logger.warning("postgres_connection_discarded", reason=_first_line(exc))
+            connection.close()
+        finally:
+            if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
+                connection.close()
+            self._pool.release(connection)
+
+    async def _end_transaction(self, *, commit: bool) -> None:
+        connection = self._connection
+        if connection.closed:
+            return
+        status = connection.raw.get_transaction_status()
+        if status == pg_ext.TRANSACTION_STATUS_IDLE:
+            return
+        if status not in (pg_ext.TRANSACTION_STATUS_INTRANS, pg_ext.TRANSACTION_STATUS_INERROR):
+            self._logger.warning("postgres_connection_discarded", reason=f"transaction status {status}")
+            connection.close()
+            return
+        statement = "COMMIT" if commit and status == pg_ext.TRANSACTION_STATUS_INTRANS else "ROLLBACK"
+        cursor = await connection.cursor(timeout=CLEANUP_GRACE_SECONDS)
+        try:
+            await cursor.execute(statement)
+        finally:
+            cursor.close()
+
+
+@contextlib.asynccontextmanager
+async def run_query(
+    pool: aiopg.Pool, sql: str, limits: PoolLimits, type_names: TypeNameCache, logger: Any
+) -> AsyncIterator[QueryResult]:
+    """Execute one checked SELECT (no trailing semicolon) and yield its streaming result.
+
+    Raises ``DatabaseUnavailable`` (no connection in time, connection lost),
+    ``QueryFailed`` (the database refused the query), ``QueryTimeout`` (past
+    ``limits.statement_timeout`` in all). After some batches were yielded,
+    those errors come out of ``json_batches()``.
+    """
+    connection = await acquire_connection(pool, limits.acquire_timeout)
+    query = StreamingQuery(pool, connection, limits, logger)
+    try:
+        await query.start(sql, type_names)
+        yield query
+    except BaseException:
+        await query.close(commit=False)
+        raise
+    await query.close(commit=query.completed)
