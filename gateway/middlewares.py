@@ -55,7 +55,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return await handler(request)
     except GatewayError as error:
         if error.status >= 500:
-            request.app[LOGGER].error("request_failed", error=error.code, message=error.message, path=request.path)
+            cause = str(error.__cause__) if error.__cause__ is not None else None
+            request.app[LOGGER].error(
+                "request_failed", error=error.code, message=error.message, cause=cause, path=request.path
+            )
         return error_response(error)
     except web.HTTPException as http_error:
         return _from_http_exception(request, http_error)

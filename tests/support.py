@@ -7,7 +7,14 @@ The account must be allowed to create databases.
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,7 @@ import psycopg2.extensions
 from aiohttp.test_utils import TestClient
 
 from gateway.config import GatewayConfig, structure_config
+from gateway.keys import CONFIG
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 ADMIN_TOKEN = "test-admin-token-0123456789"
@@ -100,3 +108,144 @@ async def error_of(response: Any) -> dict[str, Any]:
     assert body["status"] == "error"
     assert body["message"]
     return body
+
+
+# -- added for the HTTP suites (databases, tables, grants, logs, registry, conventions, cli) ----------
+
+DISTINCTIVE_PASSWORD = "pw-Zebra-913"
+"""A password no log line or answer may ever show (trust authentication accepts any password)."""
+
+
+def database_parameters(local_name: str, database: str, **overrides: Any) -> dict[str, Any]:
+    """The AddDatabase parameters for ``database`` on the test server, under ``local_name``."""
+    parameters: dict[str, Any] = {
+        **server_parameters(),
+        "local_database_name": local_name,
+        "database": database,
+        "base_type": "postgres",
+    }
+    parameters.update(overrides)
+    return parameters
+
+
+def create_database(setup_sql: str | None = None) -> str:
+    """A new scratch database ``dbgw_test_<hex>``, filled by ``setup_sql`` if given; ``drop_database`` drops it."""
+    name = f"dbgw_test_{secrets.token_hex(6)}"
+    run_sql(None, f'CREATE DATABASE "{name}"')
+    if setup_sql:
+        run_sql(name, setup_sql)
+    return name
+
+
+def drop_database(name: str) -> None:
+    run_sql(None, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def registry_path(client: TestClient) -> Path:
+    """The registry file of the gateway behind ``client``."""
+    return client.app[CONFIG].registry_path
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def success_of(response: Any) -> Any:
+    """The JSON body of a 200 answer, after checking status and content type."""
+    text = await response.text()
+    assert response.status == 200, text
+    assert response.content_type == "application/json", response.content_type
+    return await response.json()
+
+
+async def listed(client: TestClient, path: str, headers: dict[str, str], **params: str) -> list[str]:
+    """The ``List`` of a successful list answer (``/Database/list`` or ``/Table/list``)."""
+    body = await success_of(await client.get(path, headers=headers, params=params))
+    assert set(body) == {"status", "List"}, body
+    assert body["status"] == "success"
+    return body["List"]
+
+
+async def all_table_names(client: TestClient, **params: str) -> list[str]:
+    """Every local table name, as the admin sees it on ``/Table/list``."""
+    return await listed(client, "/Table/list", admin_headers(), **params)
+
+
+async def granted_names(client: TestClient, user_token: str, **params: str) -> list[str]:
+    """The local table names ListTable answers for ``user_token``."""
+    return await listed(client, "/Database/list", user_headers(user_token), **params)
+
+
+async def rename_table(client: TestClient, body: dict[str, Any], **params: str) -> Any:
+    """ChangeLocalTableName with a JSON body (and optional query parameters); returns the raw response."""
+    return await client.post("/Table", json=body, params=params, headers=admin_headers())
+
+
+async def table_data(client: TestClient, user_token: str, **params: str) -> Any:
+    """GetTableData for ``user_token``; returns the raw response."""
+    return await client.get("/Table", params=params, headers=user_headers(user_token))
+
+
+async def read_logs(client: TestClient, **params: str) -> list[dict[str, Any]]:
+    """The Logs answer parsed into its entries (oldest first)."""
+    body = await success_of(await client.get("/Logs/", params=params, headers=admin_headers()))
+    assert isinstance(body, list) and len(body) == 1 and set(body[0]) == {"status", "logs"}, body
+    text = body[0]["logs"]
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+# -- the ``dbgateway`` command as a separate process ----------------------------------------------------
+
+def gateway_command() -> str:
+    """The venv's ``dbgateway`` script (beside the running interpreter)."""
+    return str(Path(sys.executable).parent / "dbgateway")
+
+
+def process_environment(**settings: str) -> dict[str, str]:
+    """This process's environment without any ``DBGATEWAY_*`` variable, plus ``settings``."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}
+    environment.update(settings)
+    return environment
+
+
+def start_gateway_process(data_dir: Path, port: int, **settings: str) -> subprocess.Popen[str]:
+    """``dbgateway serve --data-dir data_dir --port port`` with a clean environment plus ``settings``."""
+    return subprocess.Popen(
+        [gateway_command(), "serve", "--data-dir", str(data_dir), "--port", str(port)],
+        env=process_environment(**settings),
+        cwd=data_dir.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until_listening(process: subprocess.Popen[str], port: int, timeout: float = 15.0) -> None:
+    """Return once ``port`` accepts connections; fail if the process exits or the time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            _, stderr = process.communicate()
+            raise AssertionError(f"the gateway exited with {process.returncode} before listening: {stderr}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"the gateway did not listen on port {port} within {timeout} s")
+
+
+def stop_process(process: subprocess.Popen[str], timeout: float = 10.0) -> tuple[int, str]:
+    """SIGTERM, then wait; returns (exit code, stderr). Kills the process if it does not exit in time."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"the gateway did not exit within {timeout} s of SIGTERM") from None
+    return process.returncode, stderr

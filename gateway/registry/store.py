@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from gateway.errors import InternalError
 from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
 from gateway.registry.models import RegistryState
 
@@ -69,7 +70,13 @@ class RegistryStore:
     async def update(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
         """Apply ``change`` to the state on disk and save its result; nothing is saved if it raises."""
         async with self._write_lock:
-            return await asyncio.to_thread(self._update_under_file_lock, change)
+            try:
+                return await asyncio.to_thread(self._update_under_file_lock, change)
+            except RegistryLoadError as error:
+                # Someone damaged the file under us: refuse the change, never overwrite what is there.
+                raise InternalError(
+                    "the registry file can no longer be read, so nothing was changed; the log names the problem"
+                ) from error
 
     def _update_under_file_lock(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
         with self._file_lock():

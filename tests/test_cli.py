@@ -1,0 +1,172 @@
+"""The ``dbgateway`` command run as a real process: version, help, the admin token file, SIGTERM, start-up failures."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway import __version__
+from support import (
+    free_port,
+    gateway_command,
+    process_environment,
+    start_gateway_process,
+    stop_process,
+    wait_until_listening,
+)
+
+COMMAND_TIMEOUT = 30.0
+PROMPT_EXIT_SECONDS = 5.0
+
+
+def run_command(*arguments: str, cwd: Path | None = None, **settings: str) -> subprocess.CompletedProcess[str]:
+    """Run ``dbgateway`` to completion in a clean environment plus ``settings``."""
+    return subprocess.run(
+        [gateway_command(), *arguments],
+        env=process_environment(**settings),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+    )
+
+
+def list_databases(port: int, admin_token: str) -> tuple[int, object]:
+    """GET /Database/list on a gateway process; (status, parsed body)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/Database/list", headers={"admin_token": admin_token})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    """Gateway processes a test started; any still running at the end are killed."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def test_version_prints_the_package_version() -> None:
+    """`dbgateway --version` prints "dbgateway <version>" and exits 0."""
+    result = run_command("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"dbgateway {__version__}"
+
+
+def test_serve_help_mentions_every_option() -> None:
+    """`dbgateway serve --help` documents --config, --host, --port and --data-dir."""
+    result = run_command("serve", "--help")
+    assert result.returncode == 0, result.stderr
+    for option in ("--config", "--host", "--port", "--data-dir"):
+        assert option in result.stdout
+
+
+def test_no_command_is_a_usage_error() -> None:
+    """`dbgateway` without a command exits non-zero with a usage message."""
+    result = run_command()
+    assert result.returncode != 0
+    assert "usage" in result.stderr.lower()
+
+
+def test_admin_token_is_generated_once_and_reused(tmp_path: Path, processes: list[subprocess.Popen[str]]) -> None:
+    """Without a configured token, the first start writes <data>/admin_token (0600) and a second start reuses it."""
+    data_dir = tmp_path / "data"
+    token_file = data_dir / "admin_token"
+    port = free_port()
+    first = start_gateway_process(data_dir, port)
+    processes.append(first)
+    wait_until_listening(first, port)
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    token = token_file.read_text().strip()
+    assert len(token) >= 16
+    assert list_databases(port, token) == (200, {"status": "success", "List": []})
+    code, stderr = stop_process(first)
+    assert code == 0, stderr
+    assert token not in stderr
+    assert "admin_token_generated" in stderr and str(token_file.resolve()) in stderr
+
+    port = free_port()
+    second = start_gateway_process(data_dir, port)
+    processes.append(second)
+    wait_until_listening(second, port)
+    assert token_file.read_text().strip() == token
+    assert list_databases(port, token)[0] == 200
+    assert list_databases(port, token + "x")[0] == 403
+    code, stderr = stop_process(second)
+    assert code == 0, stderr
+    assert "admin_token_generated" not in stderr
+
+
+def test_configured_admin_token_is_used_and_no_file_is_written(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    """DBGATEWAY_ADMIN_TOKEN is the admin token; no admin_token file appears."""
+    data_dir = tmp_path / "data"
+    port = free_port()
+    token = "configured-admin-token-4711"
+    process = start_gateway_process(data_dir, port, DBGATEWAY_ADMIN_TOKEN=token)
+    processes.append(process)
+    wait_until_listening(process, port)
+    assert list_databases(port, token)[0] == 200
+    assert not (data_dir / "admin_token").exists()
+    code, stderr = stop_process(process)
+    assert code == 0, stderr
+    assert token not in stderr
+
+
+def test_sigterm_stops_the_gateway_promptly_with_exit_code_0(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    """SIGTERM makes `dbgateway serve` exit 0 within a few seconds."""
+    port = free_port()
+    process = start_gateway_process(tmp_path / "data", port)
+    processes.append(process)
+    wait_until_listening(process, port)
+    started = time.monotonic()
+    code, stderr = stop_process(process, timeout=PROMPT_EXIT_SECONDS)
+    assert code == 0, stderr
+    assert time.monotonic() - started < PROMPT_EXIT_SECONDS
+
+
+def test_corrupt_registry_stops_serve_and_is_left_unchanged(tmp_path: Path) -> None:
+    """A registry file that does not parse makes serve exit non-zero naming the file, which stays byte-for-byte."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    registry = data_dir / "registry.json"
+    content = b'{"format_version": 1, "token_salt": "ab", "databa'
+    registry.write_bytes(content)
+    result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
+    assert result.returncode != 0
+    assert str(registry) in result.stderr
+    assert registry.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("DBGATEWAY_LISTEN_PORT", "abc", "listen_port"),
+        ("DBGATEWAY_LISTEN_PORT", "70000", "listen_port"),
+        ("DBGATEWAY_ROW_LIMIT", "-5", "row_limit"),
+        ("DBGATEWAY_LISTEN_PROT", "9000", "DBGATEWAY_LISTEN_PROT"),
+    ],
+)
+def test_invalid_setting_stops_serve_naming_it(tmp_path: Path, variable: str, value: str, named: str) -> None:
+    """A setting that does not parse (or does not exist) makes serve exit non-zero naming it, before listening."""
+    result = run_command("serve", "--data-dir", str(tmp_path / "data"), cwd=tmp_path, **{variable: value})
+    assert result.returncode != 0
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,292 @@
+"""Logs (GET /Logs/): shape, level filtering, limit, the access log, and secrets kept out of every log."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from gateway.keys import LOGGER
+from support import (
+    ADMIN_TOKEN,
+    DISTINCTIVE_PASSWORD,
+    GatewayFactory,
+    admin_headers,
+    create_database,
+    database_parameters,
+    drop_database,
+    error_of,
+    free_port,
+    grant,
+    read_logs,
+    register_database,
+    success_of,
+    user_headers,
+)
+
+LEVEL_ORDER = ["debug", "info", "warning", "error"]
+DISTINCTIVE_USER_TOKEN = "user-Quokka-5521-token"
+
+
+@pytest.fixture(scope="module")
+def served_database() -> Iterator[str]:
+    """A database holding public.t; tests only read it."""
+    name = create_database("CREATE TABLE public.t (id integer)")
+    yield name
+    drop_database(name)
+
+
+@pytest.fixture
+async def seeded(make_gateway: GatewayFactory) -> TestClient:
+    """A gateway logging at debug, with one entry of each level written through its own logger."""
+    client = await make_gateway(log_level="debug")
+    logger = client.app[LOGGER]
+    logger.debug("seed_debug")
+    logger.info("seed_info")
+    logger.warning("seed_warning")
+    logger.error("seed_error")
+    return client
+
+
+def events(entries: list[dict[str, object]]) -> list[object]:
+    """The event names of log entries, in order."""
+    return [entry["event"] for entry in entries]
+
+
+# -- shape ------------------------------------------------------------------------------------------------
+
+
+async def test_logs_answer_is_one_object_with_a_logs_string(gateway: TestClient) -> None:
+    """The answer is [{"status":"success","logs":<string>}]."""
+    body = await success_of(await gateway.get("/Logs/", headers=admin_headers()))
+    assert isinstance(body, list) and len(body) == 1
+    assert set(body[0]) == {"status", "logs"}
+    assert body[0]["status"] == "success"
+    assert isinstance(body[0]["logs"], str)
+
+
+async def test_each_line_is_a_json_object_with_utc_timestamp_level_and_event(seeded: TestClient) -> None:
+    """Every line parses as JSON with an ISO 8601 UTC timestamp, a known level and an event, oldest first."""
+    await seeded.get("/Database/list", headers=admin_headers())
+    entries = await read_logs(seeded)
+    assert len(entries) >= 5
+    stamps = []
+    for entry in entries:
+        assert isinstance(entry, dict)
+        assert entry["level"] in LEVEL_ORDER
+        assert isinstance(entry["event"], str) and entry["event"]
+        stamp = datetime.fromisoformat(str(entry["timestamp"]))
+        assert stamp.utcoffset() == timedelta(0)
+        stamps.append(stamp)
+    assert stamps == sorted(stamps)
+
+
+# -- level filtering ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("level", "lowest"),
+    [
+        (None, "debug"),
+        ("debug", "debug"),
+        ("degug", "debug"),
+        ("DeGuG", "debug"),
+        ("DEBUG", "debug"),
+        ("info", "info"),
+        ("Info", "info"),
+        ("warning", "warning"),
+        ("WARNING", "warning"),
+        ("error", "error"),
+        ("ERROR", "error"),
+    ],
+)
+async def test_level_returns_entries_at_that_level_and_above(
+    seeded: TestClient, level: str | None, lowest: str
+) -> None:
+    """Each level (any case; degug = debug; absent = debug) answers exactly the entries at it and above."""
+    entries = await read_logs(seeded, **({} if level is None else {"level": level}))
+    wanted = LEVEL_ORDER[LEVEL_ORDER.index(lowest) :]
+    assert {entry["level"] for entry in entries} <= set(wanted)
+    seeds = [event for event in events(entries) if str(event).startswith("seed_")]
+    assert seeds == [f"seed_{name}" for name in wanted]
+
+
+async def test_info_level_includes_the_access_log(seeded: TestClient) -> None:
+    """The request lines are at info: level=info shows them, level=warning does not."""
+    await seeded.get("/Database/list", headers=admin_headers())
+    assert "request" in events(await read_logs(seeded, level="info"))
+    assert "request" not in events(await read_logs(seeded, level="warning"))
+
+
+async def test_a_failed_registration_is_logged_at_error(gateway: TestClient) -> None:
+    """An AddDatabase that cannot connect leaves an error entry saying database_unavailable."""
+    response = await gateway.put(
+        "/Database", params=database_parameters("ghost", "postgres", port=str(free_port())), headers=admin_headers()
+    )
+    assert response.status == 502
+    errors = await read_logs(gateway, level="error")
+    assert errors
+    assert all(entry["level"] == "error" for entry in errors)
+    assert any("database_unavailable" in str(entry) for entry in errors)
+
+
+@pytest.mark.parametrize("level", ["verbose", "critical", "warn", "0", "debugg"])
+async def test_another_level_is_a_bad_request(gateway: TestClient, level: str) -> None:
+    """A level outside debug/degug/info/warning/error is 400 naming 'level'."""
+    response = await gateway.get("/Logs/", params={"level": level}, headers=admin_headers())
+    assert response.status == 400
+    body = await error_of(response)
+    assert body["error"] == "bad_request"
+    assert "level" in body["message"]
+
+
+# -- limit ------------------------------------------------------------------------------------------------------
+
+
+async def test_limit_answers_the_newest_entries(seeded: TestClient) -> None:
+    """limit=N answers the newest N entries, oldest first."""
+    for _ in range(3):
+        await seeded.get("/Database/list", headers=admin_headers())
+    limited = await read_logs(seeded, limit="3")
+    everything = await read_logs(seeded)
+    assert len(limited) == 3
+    # The later full read also holds the line logging the limited read itself, after the three.
+    assert everything[-4:-1] == limited
+
+
+async def test_limit_combines_with_level(seeded: TestClient) -> None:
+    """limit applies after the level filter."""
+    entries = await read_logs(seeded, level="warning", limit="1")
+    assert events(entries) == ["seed_error"]
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "abc", "1.5"])
+async def test_limit_must_be_a_positive_integer(gateway: TestClient, limit: str) -> None:
+    """A limit that is not a positive integer is 400 naming 'limit'."""
+    response = await gateway.get("/Logs/", params={"limit": limit}, headers=admin_headers())
+    assert response.status == 400
+    assert "limit" in (await error_of(response))["message"]
+
+
+# -- access -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"admin_token": ADMIN_TOKEN[:-1]}, {"user_token": "someone"}], ids=["absent", "wrong", "user"]
+)
+async def test_logs_need_the_admin_token(gateway: TestClient, headers: dict[str, str]) -> None:
+    """Without the admin token (wrong, absent, or a user token instead) Logs is 403 access_denied."""
+    response = await gateway.get("/Logs/", headers=headers)
+    assert response.status == 403
+    assert (await error_of(response))["error"] == "access_denied"
+
+
+# -- the access log ------------------------------------------------------------------------------------------------
+
+
+async def test_every_request_is_logged_with_method_path_status_duration_and_fingerprints(gateway: TestClient) -> None:
+    """A request's info line has method, path, status, duration_ms and 12-hex token fingerprints, not tokens."""
+    await gateway.get("/Database", params={"local_database_name": "nowhere"}, headers=admin_headers())
+    await gateway.get("/Table/list", headers=user_headers(DISTINCTIVE_USER_TOKEN))
+    await gateway.get("/no/such/route")
+    requests = [entry for entry in await read_logs(gateway) if entry["event"] == "request"]
+    by_path = {entry["path"]: entry for entry in requests}
+
+    admin_line = by_path["/Database"]
+    assert admin_line["level"] == "info"
+    assert (admin_line["method"], admin_line["status"]) == ("GET", 404)
+    assert isinstance(admin_line["duration_ms"], int | float) and admin_line["duration_ms"] >= 0
+    assert re.fullmatch(r"[0-9a-f]{12}", str(admin_line["admin_token_fingerprint"]))
+    assert admin_line.get("user_token_fingerprint") is None
+
+    user_line = by_path["/Table/list"]
+    assert (user_line["method"], user_line["status"]) == ("GET", 200)
+    assert re.fullmatch(r"[0-9a-f]{12}", str(user_line["user_token_fingerprint"]))
+    assert user_line.get("admin_token_fingerprint") is None
+
+    assert by_path["/no/such/route"]["status"] == 404
+
+
+async def test_fingerprints_tell_tokens_apart(gateway: TestClient) -> None:
+    """The same token always has the same fingerprint; two tokens have different ones."""
+    for token in ("token-one-aaaa", "token-two-bbbb", "token-one-aaaa"):
+        await gateway.get("/Table/list", headers=user_headers(token))
+    prints = [
+        e["user_token_fingerprint"]
+        for e in await read_logs(gateway)
+        if e["event"] == "request" and e["path"] == "/Table/list"
+    ]
+    assert len(prints) == 3
+    assert prints[0] == prints[2] != prints[1]
+
+
+async def test_each_request_is_logged_once(gateway: TestClient) -> None:
+    """Two requests give two request lines, whatever their outcome."""
+    await gateway.get("/Database/list", headers=admin_headers())
+    await gateway.get("/Database/list", headers={"admin_token": "wrong-admin-token-000000"})
+    lines = [e for e in await read_logs(gateway) if e["event"] == "request" and e["path"] == "/Database/list"]
+    assert [line["status"] for line in lines] == [200, 403]
+
+
+# -- secrets never logged -------------------------------------------------------------------------------------------
+
+
+async def test_password_never_appears_in_logs_stderr_or_answers(gateway: TestClient, served_database: str) -> None:
+    """A password sent to AddDatabase (200, 400, 409, 502) is in no log entry, no stderr line and no answer."""
+    answers = []
+    statuses = []
+    attempts = [
+        database_parameters("shop", served_database, password=DISTINCTIVE_PASSWORD),
+        database_parameters("shop", served_database, password=DISTINCTIVE_PASSWORD),
+        database_parameters("ghost", served_database, port=str(free_port()), password=DISTINCTIVE_PASSWORD),
+        database_parameters("lost", "dbgw_test_no_such_database_77", password=DISTINCTIVE_PASSWORD),
+        database_parameters("bad port", served_database, port="x", password=DISTINCTIVE_PASSWORD),
+    ]
+    for parameters in attempts:
+        response = await gateway.put("/Database", params=parameters, headers=admin_headers())
+        statuses.append(response.status)
+        answers.append(await response.text())
+    body_attempt = await gateway.put(
+        "/Database",
+        json=database_parameters("in_body", served_database, password=DISTINCTIVE_PASSWORD),
+        headers=admin_headers(),
+    )
+    statuses.append(body_attempt.status)
+    answers.append(await body_attempt.text())
+    assert statuses == [200, 409, 502, 502, 400, 200]
+    for path, params in [("/Database", {"local_database_name": "shop"}), ("/Database/list", {}), ("/Table/list", {})]:
+        answers.append(await (await gateway.get(path, params=params, headers=admin_headers())).text())
+    logs = await (await gateway.get("/Logs/", params={"level": "debug"}, headers=admin_headers())).text()
+    assert "pw-Zebra" not in logs
+    assert DISTINCTIVE_PASSWORD not in gateway.log_stream.getvalue()  # type: ignore[attr-defined]
+    for answer in answers:
+        assert DISTINCTIVE_PASSWORD not in answer
+
+
+async def test_tokens_never_appear_in_logs_or_stderr(gateway: TestClient, served_database: str) -> None:
+    """The admin token and user tokens (granted, presented, or unknown) are in no log entry and no stderr line."""
+    await register_database(gateway, "shop", served_database)
+    await grant(gateway, DISTINCTIVE_USER_TOKEN, "shop_public_t")
+    await gateway.get(
+        "/Table", params={"local_table_name": "shop_public_t"}, headers=user_headers(DISTINCTIVE_USER_TOKEN)
+    )
+    await gateway.get("/Table", params={"local_table_name": "nowhere"}, headers=user_headers(DISTINCTIVE_USER_TOKEN))
+    await gateway.get("/Database/list", headers={"admin_token": "wrong-Admin-Token-Walrus-77"})
+    await gateway.get("/Database/list", headers={"Admin-Token": ADMIN_TOKEN, "User-Token": "other-Token-Heron-33"})
+    logs = await (await gateway.get("/Logs/", headers=admin_headers())).text()
+    stderr = gateway.log_stream.getvalue()  # type: ignore[attr-defined]
+    for secret in (ADMIN_TOKEN, DISTINCTIVE_USER_TOKEN, "wrong-Admin-Token-Walrus-77", "other-Token-Heron-33"):
+        assert secret not in logs
+        assert secret not in stderr
+
+
+async def test_log_stream_receives_what_the_logs_endpoint_shows(gateway: TestClient) -> None:
+    """Every entry the Logs endpoint answers was also written to the log stream (stderr)."""
+    await gateway.get("/Database/list", headers=admin_headers())
+    body = await success_of(await gateway.get("/Logs/", headers=admin_headers()))
+    stream_lines = gateway.log_stream.getvalue().splitlines()  # type: ignore[attr-defined]
+    for line in body[0]["logs"].split("\n"):
+        assert line in stream_lines

@@ -1,0 +1,315 @@
+"""The registry file through HTTP: persistence, content, corruption, concurrency, and gateways sharing one file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient
+
+from gateway.registry import RegistryLoadError
+from support import (
+    ADMIN_TOKEN,
+    DISTINCTIVE_PASSWORD,
+    GatewayFactory,
+    admin_headers,
+    all_table_names,
+    create_database,
+    database_parameters,
+    drop_database,
+    error_of,
+    free_port,
+    grant,
+    granted_names,
+    read_logs,
+    register_database,
+    registry_path,
+    rename_table,
+    start_gateway_process,
+    stop_process,
+    success_of,
+    table_data,
+    user_headers,
+    wait_until_listening,
+)
+
+FIFTY_TABLES_SQL = (
+    "DO $$ BEGIN FOR i IN 1..50 LOOP EXECUTE format('CREATE TABLE public.t%s (id integer)', i); END LOOP; END $$"
+)
+USER_TOKEN = "user-Registry-Otter-8841"
+
+
+@pytest.fixture(scope="module")
+def fifty_tables() -> Iterator[str]:
+    """A database with public.t1 .. public.t50; tests only read it."""
+    name = create_database(FIFTY_TABLES_SQL)
+    yield name
+    drop_database(name)
+
+
+@pytest.fixture(scope="module")
+def shop_database() -> Iterator[str]:
+    """A database holding public.alpha and public.beta; tests only read it."""
+    name = create_database("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)")
+    yield name
+    drop_database(name)
+
+
+@pytest.fixture
+async def shop(gateway: TestClient, shop_database: str) -> TestClient:
+    """A gateway with database "shop" (password DISTINCTIVE_PASSWORD) holding public.alpha and public.beta."""
+    parameters = database_parameters("shop", shop_database, password=DISTINCTIVE_PASSWORD)
+    await success_of(await gateway.put("/Database", params=parameters, headers=admin_headers()))
+    return gateway
+
+
+# -- persistence ------------------------------------------------------------------------------------------
+
+
+async def test_databases_names_and_grants_survive_a_restart(make_gateway: GatewayFactory, shop_database: str) -> None:
+    """A new gateway on the same data folder serves the databases, renamed tables and grants of the previous one."""
+    first = await make_gateway()
+    await register_database(first, "shop", shop_database)
+    await success_of(
+        await rename_table(first, {"table": {"local_table_name": "shop_public_alpha"}, "new_local_table_name": "kept"})
+    )
+    await grant(first, USER_TOKEN, "kept")
+    await first.close()
+
+    second = await make_gateway()
+    data = await success_of(
+        await second.get("/Database", params={"local_database_name": "shop"}, headers=admin_headers())
+    )
+    assert data[0]["database"] == shop_database
+    assert await all_table_names(second) == ["kept", "shop_public_beta"]
+    assert await granted_names(second, USER_TOKEN) == ["kept"]
+    described = await success_of(await table_data(second, USER_TOKEN, local_table_name="kept"))
+    assert described["TableData"]["table_name"] == "alpha"
+
+
+# -- file content -------------------------------------------------------------------------------------------
+
+
+async def test_registry_file_is_private_and_holds_no_clear_token(shop: TestClient) -> None:
+    """The file is mode 0600, keeps the password, and holds user tokens only as hashes, never the admin token."""
+    await grant(shop, USER_TOKEN, "shop_public_alpha")
+    path = registry_path(shop)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    content = path.read_bytes()
+    document = json.loads(content)
+    assert [database["password"] for database in document["databases"]] == [DISTINCTIVE_PASSWORD]
+    assert USER_TOKEN.encode() not in content
+    assert ADMIN_TOKEN.encode() not in content
+    assert len(document["grants"]) == 1
+    token_hash = document["grants"][0]["token_hash"]
+    assert token_hash != USER_TOKEN and len(token_hash) >= 32
+
+
+async def test_log_fingerprint_is_a_prefix_of_the_stored_hash(shop: TestClient) -> None:
+    """The fingerprint a request line shows is the start of the token's hash in the registry file."""
+    await grant(shop, USER_TOKEN, "shop_public_alpha")
+    await shop.get("/Table/list", headers=user_headers(USER_TOKEN))
+    fingerprint = [e for e in await read_logs(shop) if e.get("path") == "/Table/list"][-1]["user_token_fingerprint"]
+    token_hash = json.loads(registry_path(shop).read_bytes())["grants"][0]["token_hash"]
+    assert token_hash.startswith(fingerprint)
+
+
+async def test_password_is_only_in_the_registry_file(shop: TestClient) -> None:
+    """No answer of any operation carries the password, and no other file of the data folder holds it."""
+    await grant(shop, USER_TOKEN, "shop_public_alpha")
+    answers = [
+        await shop.get("/Database", params={"local_database_name": "shop"}, headers=admin_headers()),
+        await shop.get("/Database/list", headers=admin_headers()),
+        await shop.get("/Database/list", headers=user_headers(USER_TOKEN)),
+        await shop.get("/Table/list", headers=admin_headers()),
+        await shop.get("/Table", params={"local_table_name": "shop_public_alpha"}, headers=user_headers(USER_TOKEN)),
+        await shop.post(
+            "/GrantTableAccess/",
+            params={"user_token": "x-token", "local_table_name": "shop_public_beta"},
+            headers=admin_headers(),
+        ),
+        await rename_table(shop, {"table": {"local_table_name": "shop_public_beta"}, "new_local_table_name": "b"}),
+        await shop.put(
+            "/Database",
+            params=database_parameters("shop", "postgres", password=DISTINCTIVE_PASSWORD),
+            headers=admin_headers(),
+        ),
+        await shop.get("/Logs/", headers=admin_headers()),
+    ]
+    for response in answers:
+        assert DISTINCTIVE_PASSWORD not in await response.text(), response.url
+    folder = registry_path(shop).parent
+    holders = [p.name for p in folder.iterdir() if p.is_file() and DISTINCTIVE_PASSWORD.encode() in p.read_bytes()]
+    assert holders == [registry_path(shop).name]
+
+
+async def test_writes_leave_no_temporary_files(shop: TestClient) -> None:
+    """After several changes the data folder holds the registry (and its lock), no half-written copies."""
+    for index in range(3):
+        await grant(shop, f"token-{index}", "shop_public_alpha")
+    names = sorted(p.name for p in registry_path(shop).parent.iterdir())
+    assert [name for name in names if name.endswith(".tmp")] == []
+    assert "registry.json" in names
+
+
+# -- corruption ----------------------------------------------------------------------------------------------
+
+VALID_HEAD = '"format_version": 1, "token_salt": "00"'
+CORRUPT_CONTENTS = {
+    "empty": b"",
+    "not-json": b'{"format_version": 1, "token_sa',
+    "array": b"[]",
+    "newer-version": b'{"format_version": 99, "token_salt": "00", "databases": [], "tables": [], "grants": []}',
+    "missing-key": ("{" + VALID_HEAD + ', "databases": [], "tables": []}').encode(),
+    "unknown-key": ("{" + VALID_HEAD + ', "databases": [], "tables": [], "grants": [], "extra": 1}').encode(),
+    "dangling-table": (
+        "{" + VALID_HEAD + ', "databases": [], "grants": [],'
+        ' "tables": [{"local_name": "t", "database": "gone", "folder": "public", "table": "t"}]}'
+    ).encode(),
+    "port-as-text": (
+        "{" + VALID_HEAD + ', "tables": [], "grants": [], "databases": [{"local_name": "d", "host": "h", '
+        '"port": [], "database": "d", "username": "u", "password": "p", "base_type": "postgres"}]}'
+    ).encode(),
+}
+
+
+@pytest.mark.parametrize("content", CORRUPT_CONTENTS.values(), ids=CORRUPT_CONTENTS.keys())
+async def test_a_corrupt_registry_stops_start_up_and_is_left_as_it_is(
+    make_gateway: GatewayFactory, tmp_path: Path, content: bytes
+) -> None:
+    """A registry file the gateway cannot read refuses start-up naming the file, and the file is not rewritten."""
+    path = tmp_path / "data" / "registry.json"
+    path.parent.mkdir()
+    path.write_bytes(content)
+    with pytest.raises(RegistryLoadError) as raised:
+        await make_gateway()
+    assert str(path) in str(raised.value)
+    assert path.read_bytes() == content
+
+
+async def test_a_registry_corrupted_while_running_is_never_overwritten(shop: TestClient) -> None:
+    """If the file turns unreadable under a running gateway, reads go on, writes fail, and the file stays as found."""
+    path = registry_path(shop)
+    garbage = b'{"format_version": 1, "damaged'
+    path.write_bytes(garbage)
+    assert await all_table_names(shop) == ["shop_public_alpha", "shop_public_beta"]
+    response = await shop.post(
+        "/GrantTableAccess/",
+        params={"user_token": USER_TOKEN, "local_table_name": "shop_public_alpha"},
+        headers=admin_headers(),
+    )
+    assert response.status == 500
+    assert (await error_of(response))["error"] == "internal_error"
+    assert path.read_bytes() == garbage
+    errors = await read_logs(shop, level="error")
+    assert any("registry.json" in json.dumps(entry) for entry in errors)
+
+
+# -- concurrency ----------------------------------------------------------------------------------------------
+
+
+async def test_fifty_concurrent_grants_and_renames_are_all_kept(
+    make_gateway: GatewayFactory, gateway: TestClient, fifty_tables: str
+) -> None:
+    """50 grants and 50 renames sent at once all answer 200 and all are in the registry, also after a restart."""
+    await register_database(gateway, "shop", fifty_tables)
+    requests = []
+    for index in range(1, 51):
+        requests.append(
+            gateway.post(
+                "/GrantTableAccess/",
+                params={"user_token": f"token-{index}", "database": "shop", "folder": "public", "table": f"t{index}"},
+                headers=admin_headers(),
+            )
+        )
+        requests.append(
+            rename_table(
+                gateway,
+                {"table": {"local_table_name": f"shop_public_t{index}"}, "new_local_table_name": f"renamed_{index}"},
+            )
+        )
+    responses = await asyncio.gather(*requests)
+    assert [r.status for r in responses] == [200] * 100
+    expected = sorted(f"renamed_{index}" for index in range(1, 51))
+    assert await all_table_names(gateway) == expected
+    await gateway.close()
+
+    restarted = await make_gateway()
+    assert await all_table_names(restarted) == expected
+    for index in (1, 17, 50):
+        assert await granted_names(restarted, f"token-{index}") == [f"renamed_{index}"]
+    grants = json.loads(registry_path(restarted).read_bytes())["grants"]
+    assert len(grants) == 50
+
+
+async def test_two_apps_on_one_file_see_each_others_changes(make_gateway: GatewayFactory, fifty_tables: str) -> None:
+    """Two gateways on one registry see what the other wrote, and concurrent grants through both are all kept."""
+    first = await make_gateway()
+    second = await make_gateway()
+    await register_database(first, "shop", fifty_tables)
+    assert await success_of(await second.get("/Database/list", headers=admin_headers())) == {
+        "status": "success",
+        "List": ["shop"],
+    }
+    await success_of(
+        await rename_table(
+            second, {"table": {"local_table_name": "shop_public_t1"}, "new_local_table_name": "first_table"}
+        )
+    )
+    assert "first_table" in await all_table_names(first)
+
+    requests = []
+    for index in range(1, 51):
+        client = first if index % 2 else second
+        requests.append(
+            client.post(
+                "/GrantTableAccess/",
+                params={"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"},
+                headers=admin_headers(),
+            )
+        )
+    responses = await asyncio.gather(*requests)
+    assert [r.status for r in responses] == [200] * 50
+    for client in (first, second):
+        assert len(await granted_names(client, "shared-token")) == 50
+
+
+async def test_a_gateway_process_and_an_app_share_one_file(
+    make_gateway: GatewayFactory, fifty_tables: str, tmp_path: Path
+) -> None:
+    """A separate `dbgateway serve` process and an in-process app on one file lose none of 50 concurrent grants."""
+    app_client = await make_gateway()
+    await register_database(app_client, "shop", fifty_tables)
+    port = free_port()
+    process = start_gateway_process(tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN)
+    try:
+        await asyncio.to_thread(wait_until_listening, process, port)
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/Database/list", headers=admin_headers()) as response:
+                assert (await response.json())["List"] == ["shop"]
+
+            async def grant_through_process(index: int) -> int:
+                params = {"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"}
+                async with session.post(f"{base}/GrantTableAccess/", params=params, headers=admin_headers()) as answer:
+                    return answer.status
+
+            async def grant_through_app(index: int) -> int:
+                params = {"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"}
+                return (await app_client.post("/GrantTableAccess/", params=params, headers=admin_headers())).status
+
+            statuses = await asyncio.gather(
+                *(grant_through_process(i) if i % 2 else grant_through_app(i) for i in range(1, 51))
+            )
+            assert statuses == [200] * 50
+            async with session.get(f"{base}/Table/list", headers=user_headers("shared-token")) as response:
+                assert len((await response.json())["List"]) == 50
+        assert len(await granted_names(app_client, "shared-token")) == 50
+    finally:
+        code, stderr = stop_process(process)
+    assert code == 0, stderr
