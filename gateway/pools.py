@@ -7,7 +7,7 @@ import asyncio
 import structlog
 
 from gateway.driver_loader import DriverCatalog
-from gateway.driver_protocol import DatabasePool, PoolLimits
+from gateway.driver_protocol import DatabasePool, PoolLimits, PoolStats
 from gateway.registry import DatabaseRecord
 
 
@@ -43,6 +43,18 @@ class DatabasePools:
     def adopt(self, record: DatabaseRecord, pool: DatabasePool) -> None:
         """Keep a pool opened with ``open_unregistered`` once its database is registered."""
         self._pools[record.local_name] = (record, pool)
+
+    async def replace(self, record: DatabaseRecord, pool: DatabasePool) -> None:
+        """Serve ``record`` from ``pool`` from now on, then close the pool it replaces."""
+        # Swapped before awaiting, so no request in between can open (and leak) a third pool.
+        previous = self._pools.get(record.local_name)
+        self._pools[record.local_name] = (record, pool)
+        if previous is not None and previous[1] is not pool:
+            await previous[1].close()
+
+    def stats(self) -> dict[str, PoolStats]:
+        """Each registered database's pool statistics (as far as opened), by local name; no I/O."""
+        return {name: pool.stats() for name, (_, pool) in self._pools.items()}
 
     async def discard(self, local_name: str) -> None:
         entry = self._pools.pop(local_name, None)

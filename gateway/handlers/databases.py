@@ -27,12 +27,13 @@ async def add_database(request: web.Request) -> web.Response:
     inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
     password = inputs.get("password") or ""
     app[REDACTOR].add(password)  # before anything can log it
+    valid_connection_text("password", password)
     record = DatabaseRecord(
         local_name=valid_name("local_database_name", inputs.require("local_database_name")),
         host=valid_host(inputs.require("ip")),
         port=valid_port(inputs.require("port")),
-        database=inputs.require("database"),
-        username=inputs.require("username"),
+        database=valid_connection_text("database", inputs.require("database")),
+        username=valid_connection_text("username", inputs.require("username")),
         password=password,
         base_type=inputs.require("base_type"),
     )
@@ -62,17 +63,19 @@ async def get_database(request: web.Request) -> web.Response:
     require_admin(request, request.app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     record = request.app[REGISTRY].state.database(inputs.require("local_database_name"))
-    return success(
-        {
-            "local_name": record.local_name,
-            "ip": record.host,
-            "port": str(record.port),
-            "username": record.username,
-            "database": record.database,
-            "base_type": record.base_type,
-        },
-        as_array=True,
-    )
+    return success(database_data(record), as_array=True)
+
+
+def database_data(record: DatabaseRecord) -> dict[str, str]:
+    """GetDatabaseData's fields for a database: its connection data without the password."""
+    return {
+        "local_name": record.local_name,
+        "ip": record.host,
+        "port": str(record.port),
+        "username": record.username,
+        "database": record.database,
+        "base_type": record.base_type,
+    }
 
 
 async def list_databases_or_tables(request: web.Request) -> web.Response:
@@ -105,6 +108,13 @@ def valid_name(parameter: str, value: str) -> str:
 def valid_host(value: str) -> str:
     if not value.isprintable() or any(c.isspace() for c in value) or "/" in value:
         raise BadRequest("parameter 'ip' must be a host name or address without port, spaces or slashes")
+    return value
+
+
+def valid_connection_text(parameter: str, value: str) -> str:
+    """Database name, user name or password as a driver can pass it on: libpq cannot carry a NUL character."""
+    if "\x00" in value:
+        raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
     return value
 
 

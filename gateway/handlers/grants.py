@@ -1,4 +1,4 @@
-"""GrantTableAccess (POST /GrantTableAccess/)."""
+"""GrantTableAccess (POST /GrantTableAccess/), its revocation (DELETE) and a token's grants (GET)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from aiohttp import web
 
 from gateway.auth import hash_user_token, require_admin, token_fingerprint
 from gateway.errors import BadRequest
-from gateway.inputs import find_table, read_inputs, table_identification
+from gateway.inputs import RequestInputs, find_table, read_inputs, table_identification
 from gateway.keys import ADMIN_TOKEN, LOGGER, REGISTRY
 from gateway.registry import RegistryState, TableRecord
 from gateway.responses import success
@@ -19,11 +19,7 @@ async def grant_table_access(request: web.Request) -> web.Response:
     app = request.app
     require_admin(request, app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    user_token = inputs.require("user_token")
-    if len(user_token) > MAX_USER_TOKEN_LENGTH or not user_token.isprintable() or user_token != user_token.strip():
-        raise BadRequest(
-            f"parameter 'user_token' must be 1 to {MAX_USER_TOKEN_LENGTH} printable characters without surrounding spaces"
-        )
+    user_token = user_token_parameter(inputs)
     identification = table_identification(inputs)
 
     def grant(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, str]]:
@@ -38,3 +34,67 @@ async def grant_table_access(request: web.Request) -> web.Response:
         granted_token_fingerprint=token_fingerprint(app[REGISTRY].state.token_salt, user_token),
     )
     return success({}, as_array=True)
+
+
+async def revoke_table_access(request: web.Request) -> web.Response:
+    """Take one table from the ``user_token`` parameter; revoking what was not granted answers ``revoked: false``."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    user_token = user_token_parameter(inputs)
+    identification = table_identification(inputs)
+
+    def revoke(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, bool, str]]:
+        table = find_table(state, identification)
+        new_state = state.without_grant(hash_user_token(state.token_salt, user_token), table)
+        return new_state, (table, new_state is not state, state.token_salt)
+
+    table, revoked, salt = await app[REGISTRY].update(revoke)
+    app[LOGGER].info(
+        "grant_revoked",
+        local_table_name=table.local_name,
+        revoked=revoked,
+        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
+        revoked_token_fingerprint=token_fingerprint(salt, user_token),
+    )
+    return success({"revoked": revoked}, as_array=True)
+
+
+async def list_grants(request: web.Request) -> web.Response:
+    """The tables granted to the ``user_token`` parameter, by local name; none is an empty list."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    user_token = user_token_parameter(inputs)
+    state = app[REGISTRY].state
+    tables = sorted(state.granted_tables(hash_user_token(state.token_salt, user_token)), key=lambda t: t.local_name)
+    app[LOGGER].info(
+        "grants_listed",
+        tables=len(tables),
+        admin_token_fingerprint=token_fingerprint(state.token_salt, app[ADMIN_TOKEN]),
+        listed_token_fingerprint=token_fingerprint(state.token_salt, user_token),
+    )
+    return success(
+        {
+            "tables": [
+                {
+                    "local_table_name": table.local_name,
+                    "database": table.address.database,
+                    "folder": table.address.folder,
+                    "table": table.address.table,
+                }
+                for table in tables
+            ]
+        },
+        as_array=True,
+    )
+
+
+def user_token_parameter(inputs: RequestInputs) -> str:
+    """The ``user_token`` query parameter: required, 1 to ``MAX_USER_TOKEN_LENGTH`` printable characters."""
+    user_token = inputs.require("user_token")
+    if len(user_token) > MAX_USER_TOKEN_LENGTH or not user_token.isprintable() or user_token != user_token.strip():
+        raise BadRequest(
+            f"parameter 'user_token' must be 1 to {MAX_USER_TOKEN_LENGTH} printable characters without surrounding spaces"
+        )
+    return user_token

@@ -5,7 +5,21 @@ The layout is lists of plain records, so it stays readable and diffable::
     {"format_version": 1, "token_salt": "...",
      "databases": [{"local_name", "host", "port", "database", "username", "password", "base_type"}],
      "tables": [{"local_name", "database", "folder", "table"}],
-     "grants": [{"token_hash", "tables": [{"database", "folder", "table"}]}]}
+     "grants": [{"token_hash", "tables": [{"database", "folder", "table"}]}],
+     "minted_tokens": ["<token hash>", ...]}
+
+Two additions kept version 1, because a file written before them loads
+unchanged and means the same:
+
+- ``minted_tokens`` (hashes of the user tokens ``PUT /UserToken`` issued) is
+  optional; absent means none. It is written only when there is one, so a file
+  without minted tokens stays readable by a gateway that predates the key.
+- ``password`` may be ``fernet:<token>`` (encrypted with the ``secret_key``
+  setting) or ``clear:<password>``; see ``secrets_at_rest``. Loading such a
+  password without the right key fails with a message naming the database;
+  the file is never rewritten then. A gateway that predates encryption would
+  take ``fernet:...`` for a password and fail to connect, so upgrade every
+  gateway sharing a file before configuring a key.
 """
 
 from __future__ import annotations
@@ -17,6 +31,9 @@ import cattrs
 import orjson
 
 from gateway.registry.models import FORMAT_VERSION, DatabaseRecord, RegistryState, TableAddress, TableRecord
+from gateway.registry.secrets_at_rest import PasswordCipher, PasswordDecryptionError
+
+_CLEAR_TEXT = PasswordCipher()
 
 
 class RegistryFormatError(Exception):
@@ -44,16 +61,21 @@ class _RegistryDocument:
     databases: list[DatabaseRecord]
     tables: list[_TableRow]
     grants: list[_GrantRow]
+    minted_tokens: list[str] = attrs.field(factory=list)
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
 
 
-def dump_registry(state: RegistryState) -> bytes:
+def dump_registry(state: RegistryState, cipher: PasswordCipher = _CLEAR_TEXT) -> bytes:
+    """The file's bytes; passwords as ``cipher`` spells them (clear text when it has no key)."""
     document = _RegistryDocument(
         format_version=FORMAT_VERSION,
         token_salt=state.token_salt,
-        databases=sorted(state.databases.values(), key=lambda d: d.local_name),
+        databases=[
+            attrs.evolve(record, password=cipher.seal(record.password))
+            for record in sorted(state.databases.values(), key=lambda d: d.local_name)
+        ],
         tables=[
             _TableRow(r.local_name, r.address.database, r.address.folder, r.address.table)
             for r in sorted(state.tables.values(), key=lambda r: r.local_name)
@@ -63,12 +85,20 @@ def dump_registry(state: RegistryState) -> bytes:
             for token_hash, addresses in sorted(state.grants.items())
             if addresses
         ],
+        minted_tokens=sorted(state.minted_tokens),
     )
-    return orjson.dumps(_converter.unstructure(document), option=orjson.OPT_INDENT_2) + b"\n"
+    raw = _converter.unstructure(document)
+    if not raw["minted_tokens"]:
+        del raw["minted_tokens"]
+    return orjson.dumps(raw, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def load_registry(content: bytes) -> RegistryState:
-    """Parse and check a registry file; raise ``RegistryFormatError`` saying what is wrong."""
+def load_registry(content: bytes, cipher: PasswordCipher = _CLEAR_TEXT) -> RegistryState:
+    """Parse and check a registry file; raise ``RegistryFormatError`` saying what is wrong.
+
+    Encrypted passwords are decrypted with ``cipher``; one that cannot be is an
+    error, never a database left without its password.
+    """
     try:
         raw: Any = orjson.loads(content)
     except orjson.JSONDecodeError as error:
@@ -86,7 +116,14 @@ def load_registry(content: bytes) -> RegistryState:
     except cattrs.BaseValidationError as error:
         problems = "; ".join(cattrs.transform_error(error))
         raise RegistryFormatError(f"unexpected content: {problems}") from None
-    return _check_references(document)
+    try:
+        databases = [
+            attrs.evolve(record, password=cipher.open(record.password, record.local_name))
+            for record in document.databases
+        ]
+    except PasswordDecryptionError as error:
+        raise RegistryFormatError(str(error)) from None
+    return _check_references(attrs.evolve(document, databases=databases))
 
 
 def _check_references(document: _RegistryDocument) -> RegistryState:
@@ -101,4 +138,10 @@ def _check_references(document: _RegistryDocument) -> RegistryState:
             raise RegistryFormatError(f"the local table name {row.local_name!r} appears twice")
         tables[row.local_name] = TableRecord(row.local_name, TableAddress(row.database, row.folder, row.table))
     grants = {g.token_hash: frozenset(g.tables) for g in document.grants}
-    return RegistryState(token_salt=document.token_salt, databases=databases, tables=tables, grants=grants)
+    return RegistryState(
+        token_salt=document.token_salt,
+        databases=databases,
+        tables=tables,
+        grants=grants,
+        minted_tokens=frozenset(document.minted_tokens),
+    )

@@ -1,7 +1,8 @@
 """The registry's content: databases, local table names and grants, as immutable values.
 
-Every change is a method returning a new ``RegistryState`` (or raising a
-``gateway.errors`` exception), so a failed operation cannot leave a half-made
+Every change is a method returning a new ``RegistryState`` (paired with a
+report of what changed, where the caller answers one) or raising a
+``gateway.errors`` exception, so a failed operation cannot leave a half-made
 change behind: the store only writes a state that was built completely.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from gateway.driver_protocol import CatalogTable, ConnectionData
-from gateway.errors import DatabaseExists, DatabaseNotFound, TableExists, TableNotFound
+from gateway.errors import BadRequest, DatabaseExists, DatabaseNotFound, TableExists, TableNotFound
 
 FORMAT_VERSION = 1
 """Version of the registry file layout this code writes and reads."""
@@ -65,6 +66,28 @@ class TableRecord:
 
 
 @attrs.frozen
+class DatabaseRemoval:
+    """What unregistering a database took away with it."""
+
+    tables: int
+    """Local table names removed."""
+    grants: int
+    """Grants removed, counting each (token, table) pair once."""
+
+
+@attrs.frozen
+class CatalogChanges:
+    """What refreshing a database's catalog changed."""
+
+    added: tuple[str, ...]
+    """Local names given to tables new in the database, sorted."""
+    removed: tuple[str, ...]
+    """Local names of tables gone from the database, sorted; their grants went with them."""
+    unchanged: int
+    """Tables still there, under the local name they had."""
+
+
+@attrs.frozen
 class RegistryState:
     """Everything the registry file holds."""
 
@@ -76,6 +99,8 @@ class RegistryState:
     """Tables by local table name."""
     grants: Mapping[str, frozenset[TableAddress]] = attrs.field(factory=dict)
     """Token hash to the tables it may read."""
+    minted_tokens: frozenset[str] = attrs.field(factory=frozenset)
+    """Hashes of the user tokens the gateway issued (``PUT /UserToken``)."""
     _local_name_by_address: dict[TableAddress, str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -144,6 +169,80 @@ class RegistryState:
         if table.address in granted:
             return self
         return attrs.evolve(self, grants={**self.grants, token_hash: granted | {table.address}})
+
+    def without_grant(self, token_hash: str, table: TableRecord) -> RegistryState:
+        """Take one table from a token; the same state when it was not granted."""
+        granted = self.grants.get(token_hash, frozenset())
+        if table.address not in granted:
+            return self
+        grants = {**self.grants, token_hash: granted - {table.address}}
+        return attrs.evolve(self, grants=_without_empty(grants))
+
+    def with_minted_token(self, token_hash: str) -> RegistryState:
+        """Remember that the gateway issued the token with this hash."""
+        return attrs.evolve(self, minted_tokens=self.minted_tokens | {token_hash})
+
+    def with_connection(self, record: DatabaseRecord) -> RegistryState:
+        """Replace a registered database's connection data; tables and grants stay."""
+        current = self.database(record.local_name)
+        if record.base_type != current.base_type:
+            raise BadRequest(
+                f"parameter 'base_type' cannot change from {current.base_type!r};"
+                " unregister the database and add it again"
+            )
+        if record == current:
+            return self
+        return attrs.evolve(self, databases={**self.databases, record.local_name: record})
+
+    def without_database(self, local_name: str) -> tuple[RegistryState, DatabaseRemoval]:
+        """Unregister a database with its tables and every grant on them."""
+        self.database(local_name)
+        tables = {name: record for name, record in self.tables.items() if record.address.database != local_name}
+        grants = {
+            token_hash: frozenset(a for a in addresses if a.database != local_name)
+            for token_hash, addresses in self.grants.items()
+        }
+        removed_grants = sum(len(self.grants[h]) - len(kept) for h, kept in grants.items())
+        databases = {name: record for name, record in self.databases.items() if name != local_name}
+        state = attrs.evolve(self, databases=databases, tables=tables, grants=_without_empty(grants))
+        return state, DatabaseRemoval(tables=len(self.tables) - len(tables), grants=removed_grants)
+
+    def with_catalog_refreshed(
+        self, local_name: str, catalog: Iterable[CatalogTable]
+    ) -> tuple[RegistryState, CatalogChanges]:
+        """Match a database's tables to its catalog as read now.
+
+        Tables still there keep their local names (renamed or not) and grants;
+        tables gone lose both; new tables get default names, as AddDatabase gives.
+        """
+        self.database(local_name)
+        present = {TableAddress(local_name, entry.folder, entry.table) for entry in catalog}
+        registered = {r.address: r for r in self.tables.values() if r.address.database == local_name}
+        removed = sorted(r.local_name for address, r in registered.items() if address not in present)
+        tables = {
+            name: record
+            for name, record in self.tables.items()
+            if record.address.database != local_name or record.address in present
+        }
+        added: list[str] = []
+        for address in sorted(present - registered.keys(), key=lambda a: (a.folder, a.table)):
+            name = _free_name(f"{local_name}_{address.folder}_{address.table}", tables)
+            tables[name] = TableRecord(name, address)
+            added.append(name)
+        changes = CatalogChanges(
+            added=tuple(sorted(added)), removed=tuple(removed), unchanged=len(registered) - len(removed)
+        )
+        if not added and not removed:
+            return self, changes
+        grants = {
+            token_hash: frozenset(a for a in addresses if a.database != local_name or a in present)
+            for token_hash, addresses in self.grants.items()
+        }
+        return attrs.evolve(self, tables=tables, grants=_without_empty(grants)), changes
+
+
+def _without_empty(grants: Mapping[str, frozenset[TableAddress]]) -> dict[str, frozenset[TableAddress]]:
+    return {token_hash: addresses for token_hash, addresses in grants.items() if addresses}
 
 
 def _free_name(wanted: str, taken: Mapping[str, object]) -> str:

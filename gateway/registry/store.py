@@ -5,6 +5,10 @@ Writers hold an asyncio lock (requests of this process) and an exclusive
 re-read the file under that lock, apply the change to what is on disk, and
 replace the file by ``rename`` after ``fsync``: a crash at any instant leaves
 either the old or the new file, both complete.
+
+With a ``secret_key`` the store writes every password encrypted and decrypts
+them on load (``secrets_at_rest``); ``rotate_key`` re-encrypts the whole file
+under the same lock.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TypeVar
 from gateway.errors import InternalError
 from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
 from gateway.registry.models import RegistryState
+from gateway.registry.secrets_at_rest import PasswordCipher
 
 T = TypeVar("T")
 
@@ -39,8 +44,9 @@ class RegistryLoadError(Exception):
 class RegistryStore:
     """The one place that reads and writes the registry file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, secret_key: str | None = None) -> None:
         self.path = path
+        self._cipher = PasswordCipher(secret_key)
         self._lock_path = path.with_name(path.name + ".lock")
         self._write_lock = asyncio.Lock()
         self._state: RegistryState | None = None
@@ -66,6 +72,28 @@ class RegistryStore:
             except RegistryLoadError:
                 pass  # keep serving what we had; the next write re-reads under the lock and reports it
         return self._state
+
+    @property
+    def encrypts_passwords(self) -> bool:
+        """True when passwords are written encrypted (a secret key was given)."""
+        return self._cipher.encrypts
+
+    def rotate_key(self, new_key: str) -> int:
+        """Rewrite the file with every password encrypted under ``new_key``; returns how many there are.
+
+        Reads the file with this store's key (clear passwords need none). When
+        that fails, ``RegistryLoadError`` says why and the file stays as it was.
+        """
+        if not self.path.is_file():
+            raise RegistryLoadError(self.path, "there is no such file")
+        new_cipher = PasswordCipher(new_key)
+        with self._file_lock():
+            self._reload()
+            assert self._state is not None
+            self._write(self._state, new_cipher)
+            self._cipher = new_cipher
+            self._signature = self._file_signature()
+            return len(self._state.databases)
 
     async def update(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
         """Apply ``change`` to the state on disk and save its result; nothing is saved if it raises."""
@@ -97,13 +125,13 @@ class RegistryStore:
         except OSError as error:
             raise RegistryLoadError(self.path, error.strerror or str(error)) from None
         try:
-            self._state = load_registry(content)
+            self._state = load_registry(content, self._cipher)
         except RegistryFormatError as error:
             raise RegistryLoadError(self.path, str(error)) from None
         self._signature = signature
 
-    def _write(self, state: RegistryState) -> None:
-        content = dump_registry(state)
+    def _write(self, state: RegistryState, cipher: PasswordCipher | None = None) -> None:
+        content = dump_registry(state, cipher or self._cipher)
         folder = self.path.parent
         descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
         try:

@@ -1,0 +1,148 @@
+"""A registered database's later life: unregister (DELETE), refresh its catalog (POST), change its connection (PATCH).
+
+Each change is logged at info with the admin token's fingerprint and what it
+did. A change that needs the database (refresh, new connection data) talks to
+it before anything is saved, so a failure leaves the registry as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from gateway.auth import require_admin, token_fingerprint
+from gateway.errors import BadRequest, DatabaseUnavailable
+from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
+from gateway.inputs import RequestInputs, read_inputs
+from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.registry import DatabaseRecord, RegistryState
+from gateway.registry.models import DatabaseRemoval
+from gateway.responses import success
+
+CHANGEABLE_FIELDS = ("ip", "port", "database", "username", "password")
+"""PATCH /Database parameters, in the specification's spelling (``ip`` is the record's ``host``)."""
+
+
+async def unregister_database(request: web.Request) -> web.Response:
+    """Remove a database with its tables and every grant on them, and close its pool."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    local_name = inputs.require("local_database_name")
+
+    def unregister(state: RegistryState) -> tuple[RegistryState, DatabaseRemoval]:
+        return state.without_database(local_name)
+
+    removal = await app[REGISTRY].update(unregister)
+    await app[POOLS].discard(local_name)
+    app[LOGGER].info(
+        "database_unregistered",
+        local_database_name=local_name,
+        removed_tables=removal.tables,
+        removed_grants=removal.grants,
+        admin_token_fingerprint=_admin_fingerprint(app),
+    )
+    return success(
+        {"local_name": local_name, "removed_tables": removal.tables, "removed_grants": removal.grants}, as_array=True
+    )
+
+
+async def refresh_database(request: web.Request) -> web.Response:
+    """Read the database's catalog again: new tables get default names, dropped ones go with their grants."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    local_name = inputs.require("local_database_name")
+    record = app[REGISTRY].state.database(local_name)
+    try:
+        catalog = await app[POOLS].get(record).read_catalog()
+    except DatabaseUnavailable as error:
+        raise DatabaseUnavailable(error.message, status=502) from None
+    changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
+    app[LOGGER].info(
+        "database_refreshed",
+        local_database_name=local_name,
+        added=list(changes.added),
+        removed=list(changes.removed),
+        unchanged=changes.unchanged,
+        admin_token_fingerprint=_admin_fingerprint(app),
+    )
+    return success(
+        {
+            "local_name": local_name,
+            "added": list(changes.added),
+            "removed": list(changes.removed),
+            "unchanged": changes.unchanged,
+        },
+        as_array=True,
+    )
+
+
+async def update_database(request: web.Request) -> web.Response:
+    """Change connection data (e.g. a rotated password) once a connection with the new data succeeds."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
+    app[REDACTOR].add(inputs.get("password"))  # before anything can log it
+    local_name = inputs.require("local_database_name")
+    given = {name: inputs.get(name) for name in CHANGEABLE_FIELDS if inputs.get(name) is not None}
+    if not given:
+        raise BadRequest(f"give at least one of {', '.join(CHANGEABLE_FIELDS)} to change")
+    current = app[REGISTRY].state.database(local_name)
+    base_type = inputs.get("base_type")
+    if base_type is not None and base_type != current.base_type:
+        raise BadRequest(
+            f"parameter 'base_type' cannot change from {current.base_type!r}; unregister the database and add it again"
+        )
+    record = _changed_record(current, inputs)
+    pool = app[POOLS].open_unregistered(record)
+    try:
+        try:
+            await pool.check()
+        except DatabaseUnavailable as error:
+            raise DatabaseUnavailable(error.message, status=502) from None
+        await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
+    except BaseException:
+        await pool.close()
+        raise
+    await app[POOLS].replace(record, pool)
+    app[LOGGER].info(
+        "database_updated",
+        local_database_name=local_name,
+        changed_fields=_changed_fields(current, record),
+        admin_token_fingerprint=_admin_fingerprint(app),
+    )
+    return success(database_data(record), as_array=True)
+
+
+def _changed_record(current: DatabaseRecord, inputs: RequestInputs) -> DatabaseRecord:
+    changes: dict[str, Any] = {}
+    if (host := inputs.get("ip")) is not None:
+        changes["host"] = valid_host(_not_empty("ip", host))
+    if (port := inputs.get("port")) is not None:
+        changes["port"] = valid_port(port)
+    for name in ("database", "username"):
+        if (value := inputs.get(name)) is not None:
+            changes[name] = valid_connection_text(name, _not_empty(name, value))
+    if (password := inputs.get("password")) is not None:
+        # Empty is allowed, as in AddDatabase (trust or peer authentication).
+        changes["password"] = valid_connection_text("password", password)
+    return attrs.evolve(current, **changes)
+
+
+def _not_empty(parameter: str, value: str) -> str:
+    if not value:
+        raise BadRequest(f"parameter {parameter!r} must not be empty")
+    return value
+
+
+def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
+    """Parameter names whose value changed; never the values (one is a password)."""
+    names = {"host": "ip", "port": "port", "database": "database", "username": "username", "password": "password"}
+    return sorted(name for field, name in names.items() if getattr(old, field) != getattr(new, field))
+
+
+def _admin_fingerprint(app: web.Application) -> str:
+    return token_fingerprint(app[REGISTRY].state.token_salt, app[ADMIN_TOKEN])

@@ -1,0 +1,33 @@
+"""Minting user tokens (PUT /UserToken): the gateway makes a random token and keeps only its hash."""
+
+from __future__ import annotations
+
+import secrets
+
+from aiohttp import web
+
+from gateway.auth import hash_user_token, require_admin, token_fingerprint
+from gateway.keys import ADMIN_TOKEN, LOGGER, REGISTRY
+from gateway.registry import RegistryState
+from gateway.responses import success
+
+MINTED_TOKEN_BYTES = 32
+"""Random bytes in a minted token: 256 bits, 43 URL-safe characters."""
+
+
+async def mint_user_token(request: web.Request) -> web.Response:
+    """Answer a new random user token once; the registry remembers its hash as minted."""
+    app = request.app
+    require_admin(request, app[ADMIN_TOKEN])
+    token = secrets.token_urlsafe(MINTED_TOKEN_BYTES)
+
+    def remember(state: RegistryState) -> tuple[RegistryState, str]:
+        return state.with_minted_token(hash_user_token(state.token_salt, token)), state.token_salt
+
+    salt = await app[REGISTRY].update(remember)
+    app[LOGGER].info(
+        "token_minted",
+        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
+        minted_token_fingerprint=token_fingerprint(salt, token),
+    )
+    return success({"user_token": token}, as_array=True)
