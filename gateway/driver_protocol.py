@@ -13,7 +13,9 @@ Errors a driver raises are the ones in ``gateway.errors``:
 
 from __future__ import annotations
 
+import bisect
 import enum
+import itertools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
@@ -54,6 +56,64 @@ class PoolLimits:
     """Rows a GetData answer carries at most; more sets ``truncated``."""
     batch_size: int = 5000
     """Rows fetched from the database per round trip while streaming."""
+
+
+ACQUIRE_WAIT_BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Upper bounds, in seconds, of the acquire-wait histogram every driver reports in ``AcquireWaits``."""
+
+
+def _no_waits() -> tuple[int, ...]:
+    return (0,) * len(ACQUIRE_WAIT_BUCKETS)
+
+
+@attrs.frozen
+class AcquireWaits:
+    """How long taking a connection from the pool took, summed up since the pool opened (a histogram)."""
+
+    count: int = 0
+    """Acquire attempts that ended, whether or not they got a connection."""
+    sum_seconds: float = 0.0
+    """Their waits added up."""
+    bucket_counts: tuple[int, ...] = attrs.field(factory=_no_waits)
+    """Attempts that waited at most each bound of ``ACQUIRE_WAIT_BUCKETS``, cumulative, in the same order."""
+
+
+@attrs.frozen
+class PoolStats:
+    """A pool's connections right now, and its acquire waits so far; read when metrics are scraped."""
+
+    in_use: int
+    """Connections lent out (or being opened) right now."""
+    idle: int
+    """Open connections waiting in the pool."""
+    max_size: int
+    """Connections the pool opens at most."""
+    acquire_waits: AcquireWaits = AcquireWaits()
+    """Every acquire attempt since the pool opened; starts again from zero for a new pool."""
+
+
+class AcquireWaitTally:
+    """One pool's running ``AcquireWaits``: ``record`` each acquire attempt, ``snapshot`` in ``stats()``."""
+
+    def __init__(self) -> None:
+        self._per_bucket = [0] * len(ACQUIRE_WAIT_BUCKETS)
+        self._count = 0
+        self._sum_seconds = 0.0
+
+    def record(self, seconds: float) -> None:
+        self._count += 1
+        self._sum_seconds += seconds
+        # Waits above the last bound show only in count (the +Inf bucket).
+        bucket = bisect.bisect_left(ACQUIRE_WAIT_BUCKETS, seconds)
+        if bucket < len(self._per_bucket):
+            self._per_bucket[bucket] += 1
+
+    def snapshot(self) -> AcquireWaits:
+        return AcquireWaits(
+            count=self._count,
+            sum_seconds=self._sum_seconds,
+            bucket_counts=tuple(itertools.accumulate(self._per_bucket)),
+        )
 
 
 class TableKind(enum.Enum):
@@ -145,6 +205,15 @@ class DatabasePool(Protocol):
 
     def run_query(self, checked: Any) -> AbstractAsyncContextManager[QueryResult]:
         """Execute a checked query; the connection is returned clean when the context ends."""
+        ...
+
+    def stats(self) -> PoolStats:
+        """Connections in use and idle now, and the acquire waits so far; cheap, no I/O (called per scrape).
+
+        A pool that has not connected yet answers zeros. Record every attempt to
+        take a connection (an ``AcquireWaitTally`` does the bookkeeping), also the
+        ones that time out or fail: those waits are the signal an operator needs.
+        """
         ...
 
     async def close(self) -> None:

@@ -11,6 +11,7 @@ a token or internal detail such as a stack trace.
 
 from __future__ import annotations
 
+import enum
 from typing import ClassVar
 
 
@@ -47,10 +48,44 @@ class UnsupportedBaseType(BadRequest):
     code = "unsupported_base_type"
 
 
+class RefusalReason(enum.StrEnum):
+    """Why GetData refused a query before running it: stable slugs for the refusal metric's label."""
+
+    SYNTAX = "syntax"
+    """The text does not parse (or is not UTF-8, holds a NUL, nests too deeply)."""
+    STATEMENT = "statement"
+    """Not exactly one plain SELECT (empty, several, another statement, INTO, locking, data-modifying WITH)."""
+    CONSTRUCT = "construct"
+    """A construct the checker does not allow ($1 parameters, TABLESAMPLE, unknown node kinds)."""
+    NOT_QUALIFIED = "not_qualified"
+    """A table written without its schema."""
+    CROSS_DATABASE = "cross_database"
+    """A table written as database.schema.table."""
+    NOT_GRANTED = "not_granted"
+    """A table the token has no grant for."""
+    FUNCTION = "function"
+    """A function outside the allowlist (or one revealing the account or server settings)."""
+    TYPE = "type"
+    """A type outside pg_catalog, or one that looks catalog objects up (reg*)."""
+    OPERATOR = "operator"
+    """An operator outside pg_catalog."""
+    COLLATION = "collation"
+    """A collation outside pg_catalog."""
+    OTHER = "other"
+    """Anything else (and any reason a driver names that is not in this list)."""
+
+
 class QueryRejected(BadRequest):
-    """The SQL was refused before it reached the database (not read-only, not granted, ...)."""
+    """The SQL was refused before it reached the database (not read-only, not granted, ...).
+
+    ``reason`` is a ``RefusalReason`` slug; the message stays the explanation for people.
+    """
 
     code = "query_rejected"
+
+    def __init__(self, message: str, *, reason: str = RefusalReason.OTHER) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class QueryFailed(BadRequest):

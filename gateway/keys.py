@@ -8,6 +8,7 @@ from aiohttp import web
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.logbook import LogRing, SecretRedactor
+from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import RegistryStore
 
@@ -19,3 +20,4 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
+# METRICS (GatewayMetrics) is imported above from gateway.metrics.

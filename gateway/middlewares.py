@@ -1,4 +1,4 @@
-"""The two middlewares: one access-log line per request, and errors turned into the contract's JSON body."""
+"""The two middlewares: an access-log line and request metrics per request; errors as the contract's JSON body."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, REGISTRY
+from gateway.keys import LOGGER, METRICS, REGISTRY
 from gateway.logbook import request_secrets
 from gateway.responses import error_response
 
@@ -25,7 +25,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Log every request once at info: method, path, status, duration and token fingerprints."""
+    """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
     admin_token = header_token(request, ADMIN_TOKEN_HEADERS)
     user_token = header_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
@@ -36,13 +36,15 @@ async def access_log_middleware(request: web.Request, handler: Handler) -> web.S
         status = response.status
         return response
     finally:
+        elapsed = time.perf_counter() - started
+        request.app[METRICS].observe_request(request, status, elapsed)
         salt = request.app[REGISTRY].state.token_salt
         request.app[LOGGER].info(
             "request",
             method=request.method,
             path=request.path,
             status=status,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            duration_ms=round(elapsed * 1000, 3),
             admin_token_fingerprint=token_fingerprint(salt, admin_token) if admin_token else None,
             user_token_fingerprint=token_fingerprint(salt, user_token) if user_token else None,
         )

@@ -25,7 +25,7 @@ import pglast.ast
 from pglast import parser
 
 from drivers.postgres.function_policy import FunctionPolicy
-from gateway.errors import QueryRejected
+from gateway.errors import QueryRejected, RefusalReason
 
 _CATALOG = "pg_catalog"
 
@@ -129,7 +129,10 @@ def _typed_field_node(parent: str, field: str) -> str | None:
 def _names(items: list[dict]) -> list[str]:
     """The identifiers of a name list; anything but plain strings there is refused."""
     if not all("String" in item for item in items):
-        raise QueryRejected("a name made of something other than identifiers is not allowed")
+        raise QueryRejected(
+            "a name made of something other than identifiers is not allowed",
+            reason=RefusalReason.CONSTRUCT,
+        )
     return [item["String"]["sval"] for item in items]
 
 
@@ -162,7 +165,10 @@ class _TreeWalker:
             return  # a literal; its value union has no names
         check = getattr(self, "_check_" + node_type, None)
         if check is None and node_type not in _SAFE_NODE_TYPES:
-            raise QueryRejected(f"{_friendly(node_type)} is not allowed in a GetData query")
+            raise QueryRejected(
+                f"{_friendly(node_type)} is not allowed in a GetData query",
+                reason=RefusalReason.CONSTRUCT,
+            )
         handled, ctes_in_scope = check(node, ctes_in_scope) if check else ((), ctes_in_scope)
         for field, value in node.items():
             if field not in handled:
@@ -178,15 +184,21 @@ class _TreeWalker:
             else:
                 node_type, node = _typed_field_node(parent, field), value
                 if node_type is None:
-                    raise QueryRejected(f"the construct at {parent}.{field} is not supported")
+                    raise QueryRejected(
+                        f"the construct at {parent}.{field} is not supported",
+                        reason=RefusalReason.CONSTRUCT,
+                    )
             self._stack.append((node_type, node, ctes_in_scope))
 
     def _check_SelectStmt(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         if "intoClause" in node:
-            raise QueryRejected("SELECT ... INTO is not allowed: it creates a table")
+            raise QueryRejected(
+                "SELECT ... INTO is not allowed: it creates a table",
+                reason=RefusalReason.STATEMENT,
+            )
         for clause in node.get("lockingClause", ()):
             strength = _LOCK_STRENGTHS.get(clause["LockingClause"].get("strength"), "FOR UPDATE")
-            raise QueryRejected(f"locking clause {strength} is not allowed")
+            raise QueryRejected(f"locking clause {strength} is not allowed", reason=RefusalReason.STATEMENT)
         with_clause = node.get("withClause")
         if with_clause:
             ctes_in_scope = self._enter_with(with_clause, ctes_in_scope)
@@ -200,7 +212,10 @@ class _TreeWalker:
         for position, cte in enumerate(ctes):
             ((query_type, query),) = cte["ctequery"].items()
             if query_type in _DATA_MODIFYING:
-                raise QueryRejected("data-modifying statement in WITH is not allowed")
+                raise QueryRejected(
+                    "data-modifying statement in WITH is not allowed",
+                    reason=RefusalReason.STATEMENT,
+                )
             # Without RECURSIVE a CTE sees only earlier siblings: a reference to
             # itself or a later one would fall through to a real table.
             visible = names if recursive else names[:position]
@@ -215,7 +230,8 @@ class _TreeWalker:
         if "catalogname" in node:
             raise QueryRejected(
                 f"table {display_name(node['catalogname'], schema, relation)} names a database: "
-                "cross-database references are not allowed, write schema.table"
+                "cross-database references are not allowed, write schema.table",
+                reason=RefusalReason.CROSS_DATABASE,
             )
         if schema is None:
             if relation in ctes_in_scope:
@@ -228,7 +244,10 @@ class _TreeWalker:
                 )
             else:
                 hint = f"write it with its schema, as in {display_name('public', relation)}"
-            raise QueryRejected(f"table {display_name(relation)} is not schema-qualified: {hint}")
+            raise QueryRejected(
+                f"table {display_name(relation)} is not schema-qualified: {hint}",
+                reason=RefusalReason.NOT_QUALIFIED,
+            )
         self.relations.add((schema, relation))
         return (), ctes_in_scope
 
@@ -238,7 +257,8 @@ class _TreeWalker:
         if name is None:
             raise QueryRejected(
                 f"function {display_name(*names)} is not allowed: "
-                "only built-in functions (schema pg_catalog) may be called"
+                "only built-in functions (schema pg_catalog) may be called",
+                reason=RefusalReason.FUNCTION,
             )
         self.functions.add(name)
         return ("funcname",), ctes_in_scope
@@ -249,17 +269,22 @@ class _TreeWalker:
         if name is None:
             raise QueryRejected(
                 f"type {display_name(*names or ['?'])} is not allowed: "
-                "only built-in types (schema pg_catalog) may be used"
+                "only built-in types (schema pg_catalog) may be used",
+                reason=RefusalReason.TYPE,
             )
         if name.lstrip("_") in _CATALOG_LOOKUP_TYPES:
-            raise QueryRejected(f"type {display_name(name)} is not allowed: it looks up catalog objects")
+            raise QueryRejected(
+                f"type {display_name(name)} is not allowed: it looks up catalog objects",
+                reason=RefusalReason.TYPE,
+            )
         return ("names",), ctes_in_scope
 
     def _refuse_foreign_operator(self, names: list[str]) -> None:
         if _builtin_name(names) is None:
             raise QueryRejected(
                 f'operator "{".".join(names)}" is not allowed: '
-                "only built-in operators (schema pg_catalog) may be used"
+                "only built-in operators (schema pg_catalog) may be used",
+                reason=RefusalReason.OPERATOR,
             )
 
     def _check_A_Expr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
@@ -281,19 +306,26 @@ class _TreeWalker:
         if _builtin_name(names) is None:
             raise QueryRejected(
                 f"collation {display_name(*names)} is not allowed: "
-                "only built-in collations (schema pg_catalog) may be used"
+                "only built-in collations (schema pg_catalog) may be used",
+                reason=RefusalReason.COLLATION,
             )
         return ("collname",), ctes_in_scope
 
     def _check_SQLValueFunction(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         name = node.get("op", "").removeprefix("SVFOP_").removesuffix("_N")
         if name not in _ALLOWED_VALUE_FUNCTIONS:
-            raise QueryRejected(f"{name} is not allowed: it reveals the database account or server settings")
+            raise QueryRejected(
+                f"{name} is not allowed: it reveals the database account or server settings",
+                reason=RefusalReason.FUNCTION,
+            )
         return (), ctes_in_scope
 
     def _note_attribute(self, name: str) -> None:
         if name.lstrip("_") in _CATALOG_LOOKUP_TYPES:
-            raise QueryRejected(f"type {display_name(name)} is not allowed: it looks up catalog objects")
+            raise QueryRejected(
+                f"type {display_name(name)} is not allowed: it looks up catalog objects",
+                reason=RefusalReason.TYPE,
+            )
         self.attribute_names.add(name)
 
     def _check_ColumnRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
@@ -310,7 +342,8 @@ class _TreeWalker:
 
     def _check_ParamRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         raise QueryRejected(
-            f"$1 parameters are not supported: write the value of ${node.get('number', '?')} into the query"
+            f"$1 parameters are not supported: write the value of ${node.get('number', '?')} into the query",
+            reason=RefusalReason.CONSTRUCT,
         )
 
 
@@ -334,24 +367,30 @@ def _statement_text(encoded: bytes, raw_statement: dict) -> str:
 def parse_query(sql: str) -> ParsedQuery:
     """Parse and walk ``sql``; raise ``QueryRejected`` unless it is one plain read-only SELECT."""
     if "\x00" in sql:
-        raise QueryRejected("the query contains a NUL character")
+        raise QueryRejected("the query contains a NUL character", reason=RefusalReason.SYNTAX)
     try:
         encoded = sql.encode("utf-8")
         tree = orjson.loads(parser.parse_sql_json(sql))
     except UnicodeEncodeError:
-        raise QueryRejected("the query is not valid UTF-8 text") from None
+        raise QueryRejected("the query is not valid UTF-8 text", reason=RefusalReason.SYNTAX) from None
     except parser.ParseError as error:
-        raise QueryRejected(_parse_error_message(error)) from None
+        raise QueryRejected(_parse_error_message(error), reason=RefusalReason.SYNTAX) from None
     except orjson.JSONDecodeError:
-        raise QueryRejected("the query is nested too deeply to be checked") from None
+        raise QueryRejected("the query is nested too deeply to be checked", reason=RefusalReason.SYNTAX) from None
     statements = tree.get("stmts", [])
     if not statements:
-        raise QueryRejected("the query is empty: send one SELECT statement")
+        raise QueryRejected("the query is empty: send one SELECT statement", reason=RefusalReason.STATEMENT)
     if len(statements) > 1:
-        raise QueryRejected(f"only one SELECT statement is allowed, found {len(statements)} statements")
+        raise QueryRejected(
+            f"only one SELECT statement is allowed, found {len(statements)} statements",
+            reason=RefusalReason.STATEMENT,
+        )
     ((statement_type, body),) = statements[0]["stmt"].items()
     if statement_type != "SelectStmt":
-        raise QueryRejected(f"only one SELECT statement is allowed, found {_friendly(statement_type)}")
+        raise QueryRejected(
+            f"only one SELECT statement is allowed, found {_friendly(statement_type)}",
+            reason=RefusalReason.STATEMENT,
+        )
     walker = _TreeWalker()
     walker.walk_select(body)
     return ParsedQuery(
@@ -367,14 +406,21 @@ def check_query(sql: str, granted: frozenset[tuple[str, str]], functions: Functi
     parsed = parse_query(sql)
     refused_functions = parsed.functions - functions.allowed
     if refused_functions:
-        raise QueryRejected(f"function {display_name(min(refused_functions))} is not allowed")
+        raise QueryRejected(
+            f"function {display_name(min(refused_functions))} is not allowed",
+            reason=RefusalReason.FUNCTION,
+        )
     for name in sorted(parsed.attribute_names - functions.allowed):
         if functions.refuses_attribute(name):
             raise QueryRejected(
                 f"function {display_name(name)} is not allowed: "
-                f'PostgreSQL calls it for ".{name}" when there is no such column'
+                f'PostgreSQL calls it for ".{name}" when there is no such column',
+                reason=RefusalReason.FUNCTION,
             )
     not_granted = parsed.relations - granted
     if not_granted:
-        raise QueryRejected(f"table {display_name(*min(not_granted))} is not granted to this token")
+        raise QueryRejected(
+            f"table {display_name(*min(not_granted))} is not granted to this token",
+            reason=RefusalReason.NOT_GRANTED,
+        )
     return parsed

@@ -1,0 +1,252 @@
+"""Prometheus metrics of one gateway app, served at ``GET /metrics``.
+
+Each app owns a ``CollectorRegistry`` of its own (tests build many apps in one
+process, and two gateways must never add to each other's counters). Labels are
+bounded: ``route`` is the route's path template (never the raw path; unknown
+paths are ``unmatched``), ``method`` one of the HTTP methods the gateway knows,
+``database`` a registered local database name, ``outcome`` and ``reason`` closed
+sets. Pool gauges and acquire waits are read from the drivers' pools at scrape
+time, so an unregistered database disappears from them.
+
+Every metric and label is listed in ``docs/api.md`` ("Health and metrics").
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
+
+from gateway.driver_protocol import ACQUIRE_WAIT_BUCKETS, PoolStats
+from gateway.errors import (
+    AccessDenied,
+    DatabaseUnavailable,
+    QueryRejected,
+    QueryTimeout,
+    RefusalReason,
+)
+
+EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
+"""The content type of ``GET /metrics`` (Prometheus text format)."""
+
+UNMATCHED_ROUTE = "unmatched"
+"""The ``route`` label of a request no route served (404, 405)."""
+
+OTHER_METHOD = "other"
+"""The ``method`` label of a request with a method outside ``KNOWN_METHODS``."""
+
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Methods kept as they are in the ``method`` label; a client may send any token there."""
+
+_REFUSAL_REASONS = frozenset(reason.value for reason in RefusalReason)
+
+
+class QueryOutcome(enum.StrEnum):
+    """How a GetData query on a registered database ended (the ``outcome`` label)."""
+
+    OK = "ok"
+    """The answer was sent in full."""
+    REFUSED = "refused"
+    """The SQL check refused it (400 query_rejected); the reason is counted apart."""
+    FAILED = "failed"
+    """The database refused it (400 query_failed), or the gateway failed unexpectedly."""
+    TIMEOUT = "timeout"
+    """Past the statement time limit (504 query_timeout)."""
+    UNAVAILABLE = "unavailable"
+    """No connection in time, or the connection broke (503 database_unavailable)."""
+    DENIED = "denied"
+    """The token has no table granted in that database (403 access_denied)."""
+
+
+def query_outcome(error: BaseException | None) -> QueryOutcome | None:
+    """The outcome an error means; None for a request cancelled before it ended (nothing to count)."""
+    if error is None:
+        return QueryOutcome.OK
+    if isinstance(error, QueryRejected):
+        return QueryOutcome.REFUSED
+    if isinstance(error, QueryTimeout):
+        return QueryOutcome.TIMEOUT
+    if isinstance(error, DatabaseUnavailable):
+        return QueryOutcome.UNAVAILABLE
+    if isinstance(error, AccessDenied):
+        return QueryOutcome.DENIED
+    if isinstance(error, Exception):  # QueryFailed, or something unexpected that becomes a 500
+        return QueryOutcome.FAILED
+    return None
+
+
+def refusal_reason(error: QueryRejected) -> str:
+    """The error's ``RefusalReason`` slug; anything a driver made up counts as ``other``."""
+    reason = getattr(error, "reason", RefusalReason.OTHER)
+    return str(reason) if reason in _REFUSAL_REASONS else RefusalReason.OTHER.value
+
+
+def route_label(request: web.Request) -> str:
+    """The path template of the route that served ``request``, without a trailing slash."""
+    resource = request.match_info.route.resource
+    if resource is None:  # the router's own 404 / 405
+        return UNMATCHED_ROUTE
+    return resource.canonical.rstrip("/") or "/"
+
+
+def method_label(method: str) -> str:
+    return method if method in KNOWN_METHODS else OTHER_METHOD
+
+
+class GetDataTally:
+    """What one GetData request did; the handler fills it in, ``observe_getdata`` records it."""
+
+    __slots__ = ("database", "rows", "bytes", "late_error")
+
+    def __init__(self) -> None:
+        self.database: str | None = None
+        """The registered database asked for; None until the name is known to be registered."""
+        self.rows = 0
+        """Rows sent to the client."""
+        self.bytes = 0
+        """Body bytes sent to the client."""
+        self.late_error: BaseException | None = None
+        """An error met after the answer had started (the handler then returns normally)."""
+
+    def sent(self, rows_so_far: int, size: int) -> None:
+        """Note a piece of the body written: the rows it brings the total to, and its size in bytes."""
+        self.rows = rows_so_far
+        self.bytes += size
+
+
+class _PoolCollector(Collector):
+    """Pool gauges and acquire-wait histograms, read from the pools when Prometheus scrapes."""
+
+    def __init__(self, pool_stats: Callable[[], Mapping[str, PoolStats]]) -> None:
+        self._pool_stats = pool_stats
+
+    def collect(self) -> Iterator[Metric]:
+        connections = GaugeMetricFamily(
+            "dbgateway_pool_connections",
+            "Connections of each database's pool, by state (in_use, idle).",
+            labels=["database", "state"],
+        )
+        max_connections = GaugeMetricFamily(
+            "dbgateway_pool_max_connections",
+            "Connections each database's pool opens at most.",
+            labels=["database"],
+        )
+        waits = HistogramMetricFamily(
+            "dbgateway_pool_acquire_wait_seconds",
+            "Time spent waiting to take a connection from a database's pool (every attempt, also failed ones).",
+            labels=["database"],
+        )
+        bounds = [floatToGoString(bound) for bound in ACQUIRE_WAIT_BUCKETS]
+        for database, stats in sorted(self._pool_stats().items()):
+            connections.add_metric([database, "in_use"], stats.in_use)
+            connections.add_metric([database, "idle"], stats.idle)
+            max_connections.add_metric([database], stats.max_size)
+            tally = stats.acquire_waits
+            buckets = [*zip(bounds, tally.bucket_counts), ("+Inf", tally.count)]
+            waits.add_metric([database], buckets, tally.sum_seconds)
+        yield connections
+        yield max_connections
+        yield waits
+
+
+class GatewayMetrics:
+    """The metric objects of one app and the registry that exposes them."""
+
+    def __init__(self, pool_stats: Callable[[], Mapping[str, PoolStats]]) -> None:
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        self.http_requests = Counter(
+            "dbgateway_http_requests",
+            "HTTP requests answered, by route template, method and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.http_request_duration = Histogram(
+            "dbgateway_http_request_duration_seconds",
+            "Time from receiving a request to the end of its answer (a streamed GetData answer included).",
+            ["route", "method"],
+            registry=self.registry,
+        )
+        self.getdata_queries = Counter(
+            "dbgateway_getdata_queries",
+            "GetData queries on a registered database, by outcome (ok, refused, failed, timeout, unavailable, denied).",
+            ["database", "outcome"],
+            registry=self.registry,
+        )
+        self.getdata_refusals = Counter(
+            "dbgateway_getdata_refusals",
+            "GetData queries the SQL check refused, by reason.",
+            ["database", "reason"],
+            registry=self.registry,
+        )
+        self.getdata_rows = Counter(
+            "dbgateway_getdata_rows", "Result rows GetData sent.", ["database"], registry=self.registry
+        )
+        self.getdata_bytes = Counter(
+            "dbgateway_getdata_bytes", "Response body bytes GetData sent.", ["database"], registry=self.registry
+        )
+        self.registry.register(_PoolCollector(pool_stats))
+
+    def observe_request(self, request: web.Request, status: int, seconds: float) -> None:
+        route, method = route_label(request), method_label(request.method)
+        self.http_requests.labels(route, method, str(status)).inc()
+        self.http_request_duration.labels(route, method).observe(seconds)
+
+    def record_getdata(self, tally: GetDataTally, error: BaseException | None) -> None:
+        """Count one GetData request; one that never named a registered database is not a query."""
+        database = tally.database
+        if database is None:
+            return
+        self.getdata_rows.labels(database).inc(tally.rows)
+        self.getdata_bytes.labels(database).inc(tally.bytes)
+        outcome = query_outcome(error)
+        if outcome is None:
+            return
+        self.getdata_queries.labels(database, outcome.value).inc()
+        if isinstance(error, QueryRejected):
+            self.getdata_refusals.labels(database, refusal_reason(error)).inc()
+
+    def exposition(self) -> bytes:
+        """Every metric in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+METRICS = web.AppKey("metrics", GatewayMetrics)
+"""Where the app keeps its ``GatewayMetrics`` (re-exported by ``gateway.keys``, defined here for the decorator)."""
+
+GetDataHandler = Callable[[web.Request, GetDataTally], Awaitable[web.StreamResponse]]
+
+
+def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """Turn a GetData handler taking a ``GetDataTally`` into a plain handler that records the tally."""
+
+    @functools.wraps(handler)
+    async def observed(request: web.Request) -> web.StreamResponse:
+        tally = GetDataTally()
+        error: BaseException | None = None
+        try:
+            return await handler(request, tally)
+        except BaseException as raised:
+            error = raised
+            raise
+        finally:
+            request.app[METRICS].record_getdata(tally, tally.late_error or error)
+
+    return observed
