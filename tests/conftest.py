@@ -13,7 +13,15 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from gateway.app import create_app, server_options
+from openapi_contract import ContractCheckedClient, response_contract
 from support import GatewayFactory, connect, dsn_under_test, gateway_config, run_sql
+
+OPENAPI_UNCHECKED = "openapi_unchecked"
+"""Marker: the test's answers are not checked against gateway/openapi.json (say why in the test)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{OPENAPI_UNCHECKED}: do not check this test's answers against the OpenAPI document")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -40,15 +48,23 @@ def scratch_database() -> Iterator[str]:
 
 
 @pytest.fixture
-async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
-    """Start gateways over real HTTP; each call may pass settings. All share ``tmp_path/data`` unless told."""
-    clients: list[TestClient] = []
+async def make_gateway(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GatewayFactory]:
+    """Start gateways over real HTTP; each call may pass settings. All share ``tmp_path/data`` unless told.
+
+    Every answer is checked against gateway/openapi.json (unless the test is marked openapi_unchecked);
+    what breaks the document fails the test at teardown.
+    """
+    clients: list[ContractCheckedClient] = []
+    contract = None if request.node.get_closest_marker(OPENAPI_UNCHECKED) else response_contract()
 
     async def start(data_dir: Path | None = None, **settings: Any) -> TestClient:
         config = gateway_config(data_dir or tmp_path / "data", **settings)
         log_stream = io.StringIO()
         app = create_app(config, log_stream=log_stream)
-        client = TestClient(TestServer(app, **server_options(config)))
+        server = TestServer(app)
+        # TestServer's constructor drops request-handler options; start_server passes them on.
+        await server.start_server(**server_options(config))
+        client = ContractCheckedClient(server, contract=contract)
         await client.start_server()
         client.log_stream = log_stream  # type: ignore[attr-defined]
         clients.append(client)
@@ -57,6 +73,9 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
     yield start
     for client in clients:
         await client.close()
+    problems = [problem for client in clients for problem in client.contract_problems]
+    if problems:
+        pytest.fail("answers that break gateway/openapi.json:\n" + "\n".join(problems), pytrace=False)
 
 
 @pytest.fixture

@@ -1,0 +1,187 @@
+"""The OpenAPI document: valid, served, up to date, and true to the routes and answers of the gateway."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from aiohttp.test_utils import TestClient
+from openapi_spec_validator import validate
+
+import gateway
+from gateway import errors
+from openapi_contract import ResponseContract, canonical_path, openapi_document
+from support import GatewayFactory, admin_headers, create_database, drop_database, register_database
+
+ROOT = Path(__file__).resolve().parent.parent
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+
+def documented_operations(document: dict[str, Any]) -> set[tuple[str, str]]:
+    return {
+        (method.upper(), path)
+        for path, item in document["paths"].items()
+        for method in item
+        if method in HTTP_METHODS
+    }
+
+
+def served_operations(client: TestClient) -> set[tuple[str, str]]:
+    """(method, path) of every route, trailing-slash twins folded into the documented spelling."""
+    return {(route.method, canonical_path(route.resource.canonical)) for route in client.app.router.routes()}
+
+
+def gateway_error_codes() -> set[str]:
+    """Every machine code an exception class in gateway.errors can answer with."""
+    found: set[str] = set()
+    pending: list[type[errors.GatewayError]] = [errors.GatewayError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls.code)
+        pending.extend(cls.__subclasses__())
+    return found - {errors.Conflict.code}  # a base class; only its subclasses are raised
+
+
+# -- the document itself ---------------------------------------------------------------------------
+
+
+def test_document_is_a_valid_openapi_3_1_document() -> None:
+    """gateway/openapi.json passes the OpenAPI 3.1 validator."""
+    document = openapi_document()
+    assert document["openapi"].startswith("3.1.")
+    validate(document)
+
+
+def test_committed_document_is_what_the_builder_writes() -> None:
+    """gateway/openapi.json equals the output of scripts/build_openapi.py (rebuild it after changing either)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        builder = importlib.import_module("build_openapi")
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    committed = (ROOT / "gateway" / "openapi.json").read_text(encoding="utf-8")
+    assert committed == builder.render(builder.build_document()), "run .venv/bin/python scripts/build_openapi.py"
+
+
+def test_document_version_is_the_package_version() -> None:
+    """info.version is the gateway's own version."""
+    assert openapi_document()["info"]["version"] == gateway.__version__
+
+
+def test_documented_error_codes_are_the_gateways_codes() -> None:
+    """The ErrorCode enum lists exactly the codes gateway.errors can answer with."""
+    documented = set(openapi_document()["components"]["schemas"]["ErrorCode"]["enum"])
+    assert documented == gateway_error_codes()
+
+
+def test_every_operation_documents_its_success_and_internal_error() -> None:
+    """Each operation has an operationId, a 200 answer and the 500 internal_error body."""
+    document = openapi_document()
+    operation_ids = []
+    for method, path in documented_operations(document):
+        entry = document["paths"][path][method.lower()]
+        operation_ids.append(entry["operationId"])
+        assert {"200", "500"} <= set(entry["responses"]), (method, path)
+    assert len(operation_ids) == len(set(operation_ids))
+
+
+# -- served as documented --------------------------------------------------------------------------
+
+
+async def test_routes_served_are_the_routes_documented(gateway: TestClient) -> None:
+    """Every route the app serves is in the document, and every documented operation is served."""
+    served = served_operations(gateway)
+    documented = documented_operations(openapi_document())
+    assert served - documented == set(), "served but not documented"
+    assert documented - served == set(), "documented but not served"
+
+
+async def test_every_route_is_served_with_and_without_trailing_slash(gateway: TestClient) -> None:
+    """The document's promise: each path is also served with a trailing slash."""
+    paths = {route.resource.canonical for route in gateway.app.router.routes()}
+    for path in paths:
+        twin = path[:-1] if path.endswith("/") else path + "/"
+        assert twin in paths, path
+
+
+@pytest.mark.parametrize("path", ["/openapi.json", "/openapi.json/"])
+async def test_document_is_served_without_a_token(gateway: TestClient, path: str) -> None:
+    """GET /openapi.json answers the packaged file byte for byte, as JSON, to anyone."""
+    response = await gateway.get(path)
+    assert response.status == 200
+    assert response.content_type == "application/json"
+    assert await response.read() == (ROOT / "gateway" / "openapi.json").read_bytes()
+
+
+# -- the answer check the whole suite runs ---------------------------------------------------------
+
+
+def contract_problems(method: str, path: str, status: int, body: Any, media_type: str = "application/json") -> list[str]:
+    return ResponseContract(openapi_document()).problems(method, path, status, media_type, orjson.dumps(body))
+
+
+DATABASE_DATA = {
+    "status": "success",
+    "local_name": "shop",
+    "ip": "127.0.0.1",
+    "port": "5432",
+    "username": "postgres",
+    "database": "shop",
+    "base_type": "postgres",
+}
+
+
+def test_answer_check_accepts_a_documented_answer() -> None:
+    """A GetDatabaseData answer of the documented shape raises no problem, with or without trailing slash."""
+    assert contract_problems("GET", "/Database", 200, [DATABASE_DATA]) == []
+    assert contract_problems("GET", "/Database/", 200, [DATABASE_DATA]) == []
+
+
+def test_answer_check_reports_an_extra_field() -> None:
+    """A password in GetDatabaseData's answer breaks the document."""
+    problems = contract_problems("GET", "/Database", 200, [{**DATABASE_DATA, "password": "x"}])
+    assert problems and "password" in problems[0]
+
+
+def test_answer_check_reports_an_undocumented_status_or_code() -> None:
+    """A status the operation does not document, or an error code its status does not list, is reported."""
+    error = {"status": "error", "error": "query_timeout", "message": "too slow"}
+    assert "not documented" in contract_problems("GET", "/Logs", 504, error)[0]
+    assert contract_problems("GET", "/Logs", 403, error)
+    assert contract_problems("GET", "/Logs", 403, {**error, "error": "access_denied"}) == []
+
+
+def test_answer_check_reports_a_wrong_content_type() -> None:
+    """GetData answers text/javascript; the same body as application/json breaks the document."""
+    result = [{"status": "success", "columns": [], "data": [], "row_count": 0, "truncated": False}]
+    assert contract_problems("GET", "/GetData", 200, result, "text/javascript") == []
+    assert contract_problems("GET", "/GetData", 200, result, "application/json")
+
+
+def test_answer_check_holds_unknown_paths_to_the_error_body() -> None:
+    """An unknown path's 404 must still be the contract's error body."""
+    assert contract_problems("GET", "/nowhere", 404, {"status": "error", "error": "not_found", "message": "no"}) == []
+    assert contract_problems("GET", "/nowhere", 404, {"detail": "Not Found"})
+
+
+async def test_suite_answers_are_checked(make_gateway: GatewayFactory) -> None:
+    """The suite's clients record an answer that breaks the document (here: one checked against a stricter copy)."""
+    client = await make_gateway()
+    strict = orjson.loads(orjson.dumps(openapi_document()))
+    strict["components"]["schemas"]["NameList"]["properties"]["List"]["maxItems"] = 0
+    client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
+    database = create_database("CREATE TABLE public.items (id int)")
+    try:
+        await register_database(client, "shop", database)
+        response = await client.get("/Database/list", headers=admin_headers())
+        assert (await response.json())["List"] == ["shop"]  # the check left the body readable
+    finally:
+        drop_database(database)
+    problems = client.contract_problems  # type: ignore[attr-defined]
+    assert len(problems) == 1 and "/Database/list" in problems[0]
+    problems.clear()  # recorded as it should be; the fixture must not fail this test for it
+

@@ -1,0 +1,93 @@
+"""What docs/operations.md promises an operator: every setting listed as the code has it, and GetData behind nginx."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+from aiohttp.test_utils import TestClient
+
+from gateway.config import ENV_PREFIX, GatewayConfig
+from support import create_database, drop_database, grant, register_database
+
+OPERATIONS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
+CONFIG_FILE_ONLY = {"drivers"}
+"""Settings with no environment variable (tables of options)."""
+
+
+def settings_table() -> dict[str, list[str]]:
+    """The rows of the page's settings table: setting name to its cells (backticks removed)."""
+    section = OPERATIONS_PAGE.read_text(encoding="utf-8").split("## Every setting", 1)[1]
+    rows: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        cells = [cell.strip().replace("`", "") for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 4:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def shown_default(field: attrs.Attribute[Any]) -> str:
+    """How the table writes a field's default: TOML-like, ``unset`` for None."""
+    default = field.default
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        return "none"
+    if default is None:
+        return "unset"
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, Path):
+        return f"./{default}"
+    return str(default)
+
+
+def test_every_setting_is_in_the_operations_table() -> None:
+    """The table lists exactly GatewayConfig's fields."""
+    assert set(settings_table()) == {field.name for field in attrs.fields(GatewayConfig)}
+
+
+@pytest.mark.parametrize("field", attrs.fields(GatewayConfig), ids=lambda field: field.name)
+def test_setting_row_names_its_variable_and_default(field: attrs.Attribute[Any]) -> None:
+    """Each row names the DBGATEWAY_ variable the code reads and the code's default."""
+    variable, default, meaning = settings_table()[field.name]
+    if field.name in CONFIG_FILE_ONLY:
+        assert variable.startswith("—")
+    else:
+        assert variable == ENV_PREFIX + field.name.upper()
+    assert default.split(":")[0] == shown_default(field)
+    assert meaning
+
+
+BIG_TABLE_SQL = "CREATE TABLE public.big AS SELECT g AS id, repeat('x', 100) AS pad FROM generate_series(1, 4000) AS g"
+
+
+async def http_1_0_get(client: TestClient, target: str, headers: dict[str, str]) -> tuple[str, bytes]:
+    """Status line and body of an HTTP/1.0 GET, as nginx sends by default (proxy_http_version 1.0)."""
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    lines = [f"GET {target} HTTP/1.0", f"Host: {client.host}", *(f"{name}: {value}" for name, value in headers.items())]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    await writer.drain()
+    response = await asyncio.wait_for(reader.read(), timeout=30)
+    writer.close()
+    head, _, body = response.partition(b"\r\n\r\n")
+    return head.split(b"\r\n", 1)[0].decode(), body
+
+
+async def test_streamed_getdata_answer_reaches_an_http_1_0_proxy(gateway: TestClient) -> None:
+    """A GetData result too large for one body streams whole to an HTTP/1.0 client, ending with the connection."""
+    database = create_database(BIG_TABLE_SQL)
+    try:
+        await register_database(gateway, "shop", database)
+        await grant(gateway, "proxy-user-1", "shop_public_big")
+        query = urllib.parse.urlencode({"local_database_name": "shop", "query": "SELECT * FROM public.big ORDER BY id"})
+        status, body = await http_1_0_get(gateway, f"/GetData?{query}", {"User-Token": "proxy-user-1"})
+    finally:
+        drop_database(database)
+    assert status == "HTTP/1.0 200 OK", body[:300]
+    assert len(body) > 256 * 1024  # past the single-body size: this answer was streamed
+    answer = orjson.loads(body)
+    assert answer[0]["row_count"] == 4000 and answer[0]["data"][-1]["id"] == 4000
