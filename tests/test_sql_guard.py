@@ -32,7 +32,7 @@ SYNTHETIC_CATALOG = [
         "timezone", "date_trunc", "generate_series", "unnest", "jsonb_array_elements", "to_tsvector", "xpath",
     )],
     *[(name, "s", "f", True, True) for name in (
-        "now", "to_char", "jsonb_build_object", "json_to_record", "pg_typeof", "format",
+        "now", "to_char", "jsonb_build_object", "json_to_record", "format",
     )],
     *[(name, "i", "a", True, True) for name in (
         "count", "sum", "avg", "max", "min", "string_agg", "percentile_cont", "array_agg",
@@ -303,7 +303,7 @@ LEGITIMATE_QUERIES = [
     ("select extract(year from created), created at time zone 'UTC', substring(note from 1 for 3), "
      "trim(both ' ' from note), date_trunc('day', created), to_char(created, 'YYYY') from sales.orders",
      {("sales", "orders")}),
-    ("select pg_typeof(total), format('%s-%s', id, total) from sales.orders", {("sales", "orders")}),
+    ("select format('%s-%s', id, total) from sales.orders", {("sales", "orders")}),
     ("select o.version, o.name from sales.orders o", {("sales", "orders")}),
     ("select * from sales.orders where note collate \"C\" < 'b' collate pg_catalog.\"default\"",
      {("sales", "orders")}),
@@ -429,7 +429,7 @@ class TestLiveCatalogPolicy:
     ALLOWED = (
         "lower", "upper", "count", "sum", "avg", "max", "min", "now", "generate_series", "unnest",
         "jsonb_build_object", "jsonb_agg", "string_agg", "row_number", "rank", "date_trunc", "to_char",
-        "extract", "timezone", "substring", "btrim", "similar_to_escape", "to_tsvector", "pg_typeof",
+        "extract", "timezone", "substring", "btrim", "similar_to_escape", "to_tsvector",
         "pg_size_pretty", "length", "round", "format", "array_agg", "percentile_cont",
     )
     REFUSED = (
@@ -441,6 +441,8 @@ class TestLiveCatalogPolicy:
         "pg_get_functiondef", "pg_relation_size", "pg_describe_object", "txid_current", "pg_current_xact_id",
         "to_regclass", "regclass", "regclassin", "obj_description", "col_description", "format_type",
         "current_database", "current_user", "session_user", "random", "acldefault", "pg_timezone_names",
+        # return a catalog-lookup type: a literal beside the result would be resolved by name
+        "pg_typeof", "get_current_ts_config", "to_regtype",
     )
 
     def test_live_catalog_allows_plain_functions(self, live_policy_rows: list[tuple]) -> None:
@@ -453,7 +455,7 @@ class TestLiveCatalogPolicy:
         policy = FunctionPolicy.from_catalog_rows(live_policy_rows)
         assert [name for name in self.REFUSED if policy.allows(name)] == []
         pg_functions = {name for name in policy.allowed if name.startswith("pg_")}
-        assert pg_functions == {"pg_typeof", "pg_size_pretty", "pg_size_bytes"}
+        assert pg_functions == {"pg_size_pretty", "pg_size_bytes"}
 
     def test_live_options_allow_and_deny(self, live_policy_rows: list[tuple]) -> None:
         """Operator options change the live allowlist, deny winning over allow."""

@@ -37,9 +37,11 @@ import attrs
 # up, i.e. extensions installed into pg_catalog) and for signatures that take
 # or return internal plumbing or catalog references: ``regclass`` and friends
 # look objects up by name, ``aclitem`` resolves role names, ``pg_node_tree``
-# and statistics types only come out of catalogs. regtype (pg_typeof's
-# result), regconfig and regdictionary (text search) are deliberately not in
-# that list; names that misuse them are in the denylist.
+# and statistics types only come out of catalogs. regtype, regconfig and
+# regdictionary may be taken (``to_tsvector('english', x)`` looks up a text
+# search configuration, nothing else) but not returned: a function returning
+# one lets a literal beside its result (UNION, CASE, greatest) be coerced by a
+# name lookup, and regtype's lookup finds any table's row type.
 FUNCTION_CATALOG_SQL = """
 SELECT p.proname::text AS name,
        p.provolatile::text AS provolatile,
@@ -57,6 +59,12 @@ SELECT p.proname::text AS name,
                 'regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator',
                 'regnamespace', 'regrole', 'regcollation', 'aclitem',
                 'pg_node_tree', 'pg_ndistinct', 'pg_dependencies', 'pg_mcv_list'))
+        AND NOT EXISTS (
+            SELECT 1
+            FROM pg_catalog.pg_type t
+            LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem
+            WHERE t.oid = p.prorettype
+              AND COALESCE(e.typname, t.typname) IN ('regtype', 'regconfig', 'regdictionary'))
        ) AS plain_builtin
 FROM pg_catalog.pg_proc p
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
@@ -126,9 +134,9 @@ DENIED_FUNCTION_PREFIXES: tuple[str, ...] = (
 """Name prefixes whose functions are all denied, except ``ALLOWED_PG_FUNCTIONS``."""
 
 ALLOWED_PG_FUNCTIONS: frozenset[str] = frozenset({
-    # Names the type of an expression the query already wrote; it cannot name
-    # any other catalog object.
-    "pg_typeof",
+    # Not pg_typeof: it returns regtype, and a literal beside a regtype value
+    # (UNION, CASE, VALUES, greatest) is coerced by a catalog lookup of any
+    # relation's row type: an existence and OID oracle for ungranted tables.
     # Pure number/text formatting ("10 MB"); no catalog or server access.
     "pg_size_pretty",
     "pg_size_bytes",
