@@ -141,9 +141,9 @@ async def test_unknown_route_is_a_json_404(gateway: TestClient, path: str) -> No
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
     [
-        ("DELETE", "/Database", {"GET", "PUT"}),
+        ("DELETE", "/Table", {"GET", "POST"}),
         ("PATCH", "/Logs/", {"GET"}),
-        ("GET", "/GrantTableAccess/", {"POST"}),
+        ("PUT", "/GrantTableAccess/", {"POST", "GET", "DELETE"}),
         ("PUT", "/Table", {"GET", "POST"}),
         ("POST", "/Database/list", {"GET"}),
     ],
