@@ -5,13 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from gateway.auth import (
-    ADMIN_TOKEN_HEADERS,
-    USER_TOKEN_HEADERS,
-    header_token,
     require_admin,
 )
-from gateway.errors import BadRequest, DatabaseExists, DatabaseUnavailable, TokenRequired
-from gateway.handlers.tables import list_tables_for
+from gateway.errors import BadRequest, DatabaseExists, DatabaseUnavailable
+from gateway.handlers.tables import answer_list
 from gateway.inputs import read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOGGER, POOLS, REDACTOR, REGISTRY
 from gateway.registry import DatabaseRecord, RegistryState
@@ -80,16 +77,11 @@ def database_data(record: DatabaseRecord) -> dict[str, str]:
 
 async def list_databases_or_tables(request: web.Request) -> web.Response:
     """ListDatabase with an admin token, ListTable with only a user token (the contract's table)."""
-    app = request.app
-    state = app[REGISTRY].state
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    only_database = inputs.get("local_database_name")
-    if header_token(request, ADMIN_TOKEN_HEADERS) is not None:
-        require_admin(request, app[ADMIN_TOKEN])
-        return success({"List": database_names(state, only_database)}, as_array=False)
-    if header_token(request, USER_TOKEN_HEADERS) is not None:
-        return success({"List": list_tables_for(request, state, only_database)}, as_array=False)
-    raise TokenRequired("send an admin_token header to list databases, or a user_token header to list tables")
+    return await answer_list(
+        request,
+        admin_names=database_names,
+        no_token_message="send an admin_token header to list databases, or a user_token header to list tables",
+    )
 
 
 def database_names(state: RegistryState, only_database: str | None) -> list[str]:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, hash_user_token, header_token, require_admin, require_user_token
+from gateway.auth import (
+    ADMIN_TOKEN_HEADERS,
+    USER_TOKEN_HEADERS,
+    hash_user_token,
+    header_token,
+    require_admin,
+    require_user_token,
+)
 from gateway.errors import AccessDenied, BadRequest, TableNotFound, TokenRequired
 from gateway.inputs import find_table, read_inputs, table_identification
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REGISTRY
@@ -68,21 +76,36 @@ async def get_table_data(request: web.Request) -> web.Response:
 
 async def list_tables(request: web.Request) -> web.Response:
     """ListTable on its old path: every local name for the admin, the granted ones for a user token."""
+    return await answer_list(
+        request,
+        admin_names=lambda state, only_database: [
+            r.local_name for r in state.tables.values() if only_database in (None, r.address.database)
+        ],
+        no_token_message="send a user_token header (or an admin_token header) to list tables",
+    )
+
+
+async def answer_list(
+    request: web.Request,
+    *,
+    admin_names: Callable[[RegistryState, str | None], list[str]],
+    no_token_message: str,
+) -> web.Response:
+    """The list routes' rule: a valid admin token gets ``admin_names``, only a user token its granted tables.
+
+    An admin token present but wrong is 403 even beside a valid user token; no
+    token at all is 401. ``local_database_name`` filters either list.
+    """
     app = request.app
     state = app[REGISTRY].state
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     only_database = inputs.get("local_database_name")
     if header_token(request, ADMIN_TOKEN_HEADERS) is not None:
         require_admin(request, app[ADMIN_TOKEN])
-        names = [r.local_name for r in state.tables.values() if only_database in (None, r.address.database)]
-        return success({"List": sorted(names)}, as_array=False)
-    try:
-        return success({"List": list_tables_for(request, state, only_database)}, as_array=False)
-    except TokenRequired:
-        raise TokenRequired("send a user_token header (or an admin_token header) to list tables") from None
-
-
-def list_tables_for(request: web.Request, state: RegistryState, only_database: str | None) -> list[str]:
-    """Local names granted to the request's user token, sorted."""
-    token_hash = hash_user_token(state.token_salt, require_user_token(request))
-    return sorted(r.local_name for r in state.granted_tables(token_hash, only_database))
+        names = admin_names(state, only_database)
+    elif (token := header_token(request, USER_TOKEN_HEADERS)) is not None:
+        token_hash = hash_user_token(state.token_salt, token)
+        names = [r.local_name for r in state.granted_tables(token_hash, only_database)]
+    else:
+        raise TokenRequired(no_token_message)
+    return success({"List": sorted(names)}, as_array=False)
