@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,10 +23,20 @@ import structlog
 
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
-from drivers.postgres.query_runner import run_query
+from drivers.postgres.connections import release_connection
+from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.sql_guard import ParsedQuery, check_query
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
-from gateway.driver_protocol import CatalogTable, ColumnInfo, ConnectionData, PoolLimits, QueryResult, TableRef
+from gateway.driver_protocol import (
+    AcquireWaitTally,
+    CatalogTable,
+    ColumnInfo,
+    ConnectionData,
+    PoolLimits,
+    PoolStats,
+    QueryResult,
+    TableRef,
+)
 from gateway.errors import DatabaseUnavailable
 
 
@@ -82,7 +93,9 @@ class PostgresPool:
         self._pool: aiopg.Pool | None = None
         self._opening = asyncio.Lock()
         self._function_policy: FunctionPolicy | None = None
+        self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
+        self._multi_batch_queries = MultiBatchQueries()
 
     async def _aiopg_pool(self) -> aiopg.Pool:
         if self._pool is not None:
@@ -122,6 +135,7 @@ class PostgresPool:
     @asynccontextmanager
     async def _cursor(self) -> AsyncIterator[aiopg.Cursor]:
         pool = await self._aiopg_pool()
+        started = time.perf_counter()
         try:
             async with asyncio.timeout(self._limits.acquire_timeout):
                 connection = await pool.acquire()
@@ -131,6 +145,8 @@ class PostgresPool:
             raise DatabaseUnavailable(
                 f"no database connection became free within {self._limits.acquire_timeout:g} s"
             ) from None
+        finally:
+            self._acquire_waits.record(time.perf_counter() - started)
         try:
             async with connection.cursor() as cursor:
                 yield cursor
@@ -138,7 +154,7 @@ class PostgresPool:
             connection.close()
             raise DatabaseUnavailable(f"the database connection failed: {describe_connection_error(error)}") from None
         finally:
-            pool.release(connection)
+            release_connection(pool, connection)
 
     async def _fetch_all(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         async with self._cursor() as cursor:
@@ -173,8 +189,28 @@ class PostgresPool:
     @asynccontextmanager
     async def _run_query(self, checked: ParsedQuery) -> AsyncIterator[QueryResult]:
         pool = await self._aiopg_pool()
-        async with run_query(pool, checked.sql, self._limits, self.type_names, self._logger) as result:
+        async with run_query(
+            pool,
+            checked.sql,
+            self._limits,
+            self.type_names,
+            self._logger,
+            acquire_waits=self._acquire_waits,
+            multi_batch=self._multi_batch_queries,
+        ) as result:
             yield result
+
+    def stats(self) -> PoolStats:
+        pool = self._pool
+        # aiopg's size counts idle, lent-out and being-opened connections.
+        idle = pool.freesize if pool is not None else 0
+        in_use = pool.size - idle if pool is not None else 0
+        return PoolStats(
+            in_use=in_use,
+            idle=idle,
+            max_size=self._limits.max_size,
+            acquire_waits=self._acquire_waits.snapshot(),
+        )
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

@@ -1,16 +1,24 @@
 """Run one checked SELECT on PostgreSQL and stream its rows as JSON batches.
 
 ``run_query`` is an async context manager: entering it takes a connection from
-the aiopg pool, opens a read-only transaction, declares a server-side cursor
-over the query and fetches the first batch in one round trip, so ``columns``
-is known before the HTTP response starts. ``json_batches()`` then yields the
-rows as JSON objects joined by commas, ``batch_size`` rows per round trip.
-Leaving the context ends the transaction, so the pool gets its connection back
-idle, or closed when its state is unknown; never inside a transaction.
+the aiopg pool, declares a server-side cursor over the query and fetches the
+first batch in one round trip, so ``columns`` is known before the HTTP response
+starts. ``json_batches()`` then yields the rows as JSON objects joined by
+commas, ``batch_size`` rows per round trip; the next batch is already asked for
+while the current one is encoded and written. Leaving the context ends the
+transaction, so the pool gets its connection back idle, or closed when its
+state is unknown; never inside a transaction.
 
-The statement is SQL text (``BEGIN ...; DECLARE ...; FETCH ...``) because
-psycopg2's asynchronous connections, which aiopg uses, cannot open named
-cursors, and psycopg2 keeps the result of the last statement of a batch.
+A result that fits in one batch costs one round trip: ``DECLARE ...; FETCH ...``
+sent as one message runs in an implicit transaction that ends with it (the
+session is read-only and time-limited from the connection's start). A larger
+result is run again inside ``BEGIN ... READ ONLY`` so its cursor outlives the
+first batch; ``MultiBatchQueries`` remembers such query texts so that a repeated
+large query goes straight to the explicit transaction.
+
+The statements are SQL text (``DECLARE ...; FETCH ...``) because psycopg2's
+asynchronous connections, which aiopg uses, cannot open named cursors, and
+psycopg2 keeps the result of the last statement of a batch.
 
 Each statement runs in a task of its own because aiopg closes the connection
 when the task awaiting a statement is cancelled, and the server would go on
@@ -28,8 +36,10 @@ back into ``QueryTimeout``; ``CanceledStatementLogFilter`` drops that record.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -38,12 +48,16 @@ import orjson
 import psycopg2
 import psycopg2.extensions as pg_ext
 
+from drivers.postgres.connections import acquire_live_connection, first_line as _first_line, release_connection
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
-from gateway.driver_protocol import ColumnInfo, PoolLimits, QueryResult
+from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, GatewayError, InternalError, QueryFailed, QueryTimeout
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""
+
+SLICE_ROWS = 250
+"""Rows cast or encoded between two returns to the event loop (a fraction of a millisecond of work)."""
 
 CLEANUP_GRACE_SECONDS = 2.0
 """How long a cancelled statement or the closing COMMIT/ROLLBACK may take before the connection is discarded."""
@@ -92,13 +106,6 @@ def encode_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
         raise InternalError(f"a value in the result could not be written as JSON: {exc}") from exc
 
 
-def _first_line(exc: BaseException) -> str:
-    for line in str(exc).splitlines():
-        if line.strip():
-            return line.strip()
-    return type(exc).__name__
-
-
 def _database_message(exc: psycopg2.Error) -> str:
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None)
@@ -131,50 +138,8 @@ def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-async def _take_connection(pool: aiopg.Pool) -> aiopg.Connection:
-    return await pool.acquire()
-
-
-def _give_back_when_acquired(pool: aiopg.Pool, task: asyncio.Future[aiopg.Connection]) -> None:
-    """Stop a pending acquire; if it got a connection anyway, return that to the pool."""
-
-    def give_back(finished: asyncio.Future[aiopg.Connection]) -> None:
-        if not finished.cancelled() and finished.exception() is None:
-            pool.release(finished.result())
-
-    task.cancel()
-    task.add_done_callback(give_back)
-
-
-async def acquire_connection(pool: aiopg.Pool, timeout: float) -> aiopg.Connection:
-    """A connection from ``pool`` within ``timeout`` seconds, else ``DatabaseUnavailable`` (503)."""
-    task = asyncio.ensure_future(_take_connection(pool))
-    try:
-        done, _ = await asyncio.wait((task,), timeout=timeout)
-    except asyncio.CancelledError:
-        _give_back_when_acquired(pool, task)
-        raise
-    if not done:
-        busy = pool.freesize == 0 and pool.maxsize is not None and pool.size >= pool.maxsize
-        _give_back_when_acquired(pool, task)
-        why = (
-            f"every connection of the pool ({pool.maxsize}) is in use"
-            if busy
-            else "the database server did not accept a new connection in time"
-        )
-        raise DatabaseUnavailable(
-            f"no connection to the database became free within {timeout:g} s ({why}); try again later", status=503
-        )
-    try:
-        return task.result()
-    except psycopg2.Error as exc:
-        raise DatabaseUnavailable(f"cannot connect to the database: {_first_line(exc)}", status=503) from exc
-    except (asyncio.TimeoutError, OSError, RuntimeError) as exc:  # aiopg's own time-out; closed pool
-        raise DatabaseUnavailable(f"cannot connect to the database: {_first_line(exc)}", status=503) from exc
-
-
-async def _execute_and_fetch(cursor: aiopg.Cursor, statement: str) -> list[tuple[Any, ...]]:
-    """Run ``statement`` and return the last statement's rows, cast by the connection's casters."""
+async def _execute(cursor: aiopg.Cursor, statement: str) -> int:
+    """Run ``statement``; return how many rows its last statement holds (read with ``fetchmany``)."""
     try:
         await cursor.execute(statement)
     except asyncio.CancelledError as cancelled:
@@ -185,14 +150,14 @@ async def _execute_and_fetch(cursor: aiopg.Cursor, statement: str) -> list[tuple
         if isinstance(canceled_on_server, pg_ext.QueryCanceledError) and current and not current.cancelling():
             raise canceled_on_server from None
         raise
-    return cursor.raw.fetchall()  # type: ignore[no-any-return]
+    return int(cursor.raw.rowcount)
 
 
-def _cast_missed_arrays(
-    rows: list[Row], oids: Sequence[int], missed: dict[int, Any], raw_cursor: Any
-) -> list[Row]:
-    """Apply array casters registered after these rows were received (their arrays are still text)."""
-    positions = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
+def _cast_missed_arrays(rows: list[Row], positions: Sequence[tuple[int, Any]], raw_cursor: Any) -> list[Row]:
+    """Apply array casters registered after these rows were received (their arrays are still text).
+
+    ``positions`` pairs a column index with the caster its values still need.
+    """
     converted: list[Row] = []
     for row in rows:
         values = list(row)
@@ -201,6 +166,32 @@ def _cast_missed_arrays(
                 values[index] = caster(values[index], raw_cursor)
         converted.append(values)
     return converted
+
+
+class MultiBatchQueries:
+    """Which query texts lately needed more than one batch, so ``run_query`` skips the one-round-trip attempt.
+
+    Keeps hashes of the last ``capacity`` such texts, not the texts (a query may
+    be 100 KiB). A hash collision only makes a small query take the two-round-trip
+    path; the answer is the same either way.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._hashes: collections.OrderedDict[int, None] = collections.OrderedDict()
+
+    def __contains__(self, sql: str) -> bool:
+        key = hash(sql)
+        if key in self._hashes:
+            self._hashes.move_to_end(key)
+            return True
+        return False
+
+    def add(self, sql: str) -> None:
+        self._hashes[hash(sql)] = None
+        self._hashes.move_to_end(hash(sql))
+        if len(self._hashes) > self._capacity:
+            self._hashes.popitem(last=False)
 
 
 class StreamingQuery:
@@ -216,7 +207,10 @@ class StreamingQuery:
         self._deadline = self._loop.time() + limits.statement_timeout
         self._cursor: aiopg.Cursor | None = None
         self._names: tuple[str, ...] = ()
-        self._first_rows: list[Row] | None = None
+        self._first_batch_rows: int | None = None
+        self._missed_arrays: list[tuple[int, Any]] = []
+        self._ran_twice = False
+        self._in_flight: asyncio.Future[int] | None = None
         self._asked = 0
         self._received = 0
         self._row_count = 0
@@ -240,53 +234,113 @@ class StreamingQuery:
         """True once every row up to the limit was yielded without error."""
         return self._completed
 
-    async def start(self, sql: str, type_names: TypeNameCache) -> None:
-        """Open the transaction and the cursor, fetch the first batch, and learn the columns."""
-        self._cursor = await self._connection.cursor(
-            timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
-        )
+    @property
+    def ran_twice(self) -> bool:
+        """True when the one-round-trip attempt found more than one batch, so the query ran again."""
+        return self._ran_twice
+
+    async def start(self, sql: str, type_names: TypeNameCache, *, one_round_trip_first: bool = True) -> None:
+        """Run the query, fetch the first batch, and learn the columns.
+
+        With ``one_round_trip_first`` the cursor lives in the implicit transaction
+        of a single ``DECLARE ...; FETCH ...`` message (the session is read-only
+        and time-limited already): a result that fits in one batch, or is cut by
+        the row limit within it, is then complete and the connection idle again
+        after that one round trip. A larger result loses its cursor when that
+        implicit transaction ends, so the query runs again in an explicit
+        transaction that keeps the cursor open for the next batches; the first
+        attempt's rows are dropped, so every row sent comes from one snapshot.
+        """
+        try:
+            self._cursor = await self._connection.cursor(
+                timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
+            )
+        except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
+            raise DatabaseUnavailable(f"the database connection failed: {_first_line(exc)}", status=503) from exc
         self._asked = min(self._limits.batch_size, self._limits.row_limit + 1)
         # The newline ends a trailing "--" comment of the query before the ";".
-        rows: list[Row] = await self._run(
-            f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-            f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {sql}\n; "
-            f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
+        declare_and_fetch = (
+            f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {sql}\n; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
         )
+        received: int | None = None
+        if one_round_trip_first:
+            received = await self._run(declare_and_fetch)
+            if received == self._asked and self._asked <= self._limits.row_limit:
+                received, self._ran_twice = None, True
+        if received is None:
+            received = await self._run(f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {declare_and_fetch}")
         description = self._cursor.description or ()
         oids = [column.type_code for column in description]
         type_names_in_order = await self._lookup_type_names(type_names, oids)
         missed = adopt_result_types(self._connection.raw, oids, type_names.is_text_array)
-        if missed:
-            rows = _cast_missed_arrays(rows, oids, missed, self._cursor.raw)
+        self._missed_arrays = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
         self._names = tuple(unique_column_names([column.name for column in description]))
         self.columns = [
             ColumnInfo(name=name, type_name=type_name) for name, type_name in zip(self._names, type_names_in_order)
         ]
-        self._first_rows = rows
+        self._first_batch_rows = received
 
     async def json_batches(self) -> AsyncIterator[bytes]:
-        """Yield rows as JSON objects joined by commas, one chunk per fetched batch; stop at the row limit."""
-        if self._iterated or self._first_rows is None:
+        """Yield rows as JSON objects joined by commas, one chunk per fetched batch; stop at the row limit.
+
+        A batch is cast and encoded ``SLICE_ROWS`` rows at a time, with the event
+        loop given back in between, so a large result never holds up the other
+        requests of the process for longer than one slice takes.
+        """
+        if self._iterated or self._first_batch_rows is None:
             raise RuntimeError("json_batches() can be iterated once, inside run_query's context")
         self._iterated = True
-        rows, self._first_rows = self._first_rows, None
-        names, row_limit = self._names, self._limits.row_limit
+        received, self._first_batch_rows = self._first_batch_rows, None
+        row_limit = self._limits.row_limit
         while True:
-            self._received += len(rows)
-            exhausted = len(rows) < self._asked
+            self._received += received
+            exhausted = received < self._asked
             room = row_limit - self._row_count
-            if len(rows) > room:  # the row beyond the limit was asked only to learn that there is more
-                rows = rows[:room]
+            if received > room:  # the row beyond the limit was asked only to learn that there is more
                 self._truncated = True
+            rows = await self._read_batch(min(received, room))
+            more = not (exhausted or self._truncated)
+            if more:
+                # The database prepares the next batch while this one is encoded and written out.
+                self._asked = min(self._limits.batch_size, row_limit + 1 - self._received)
+                next_batch = self._send(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
             if rows:
-                chunk = encode_rows(names, rows)
+                chunk = await self._encode(rows)
                 self._row_count += len(rows)
                 yield chunk
-            if exhausted or self._truncated:
+            if not more:
                 self._completed = True
                 return
-            self._asked = min(self._limits.batch_size, row_limit + 1 - self._received)
-            rows = await self._run(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
+            received = await self._receive(next_batch)
+
+    async def _read_batch(self, count: int) -> list[Row]:
+        """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
+        assert self._cursor is not None
+        raw_cursor, rows = self._cursor.raw, []
+        try:
+            while len(rows) < count:
+                if rows:
+                    await asyncio.sleep(0)
+                part = raw_cursor.fetchmany(min(SLICE_ROWS, count - len(rows)))
+                if self._missed_arrays:
+                    part = _cast_missed_arrays(part, self._missed_arrays, raw_cursor)
+                rows.extend(part)
+        except psycopg2.Error as exc:  # the connection was closed under the result (killed, abandoned)
+            raise _database_error(exc, self._connection, self._limits) from exc
+        # Later batches arrive after adopt_result_types registered their casters.
+        self._missed_arrays = []
+        return rows
+
+    async def _encode(self, rows: list[Row]) -> bytes:
+        """``encode_rows`` a slice at a time, giving the event loop back between slices."""
+        if len(rows) <= SLICE_ROWS:
+            return encode_rows(self._names, rows)
+        parts = []
+        for start in range(0, len(rows), SLICE_ROWS):
+            if parts:
+                await asyncio.sleep(0)
+            parts.append(encode_rows(self._names, rows[start : start + SLICE_ROWS]))
+        return b",".join(parts)
 
     def _remaining(self) -> float:
         return self._deadline - self._loop.time()
@@ -302,23 +356,34 @@ class StreamingQuery:
         except psycopg2.Error as exc:
             raise _database_error(exc, self._connection, self._limits) from exc
 
-    async def _run(self, statement: str) -> list[Row]:
+    async def _run(self, statement: str) -> int:
         """Run one statement within the query's deadline; cancel it on the server if it must stop early."""
+        return await self._receive(self._send(statement))
+
+    def _send(self, statement: str) -> asyncio.Future[int]:
+        """Start ``statement``; ``_receive`` waits for its outcome (the statement may run meanwhile)."""
         if self._closed or self._cursor is None:
             raise RuntimeError("the query's connection was already given back; read json_batches() inside run_query")
-        remaining = self._remaining()
-        if remaining <= 0:
+        if self._remaining() <= 0:
             raise _timeout_error(self._limits)
-        task = asyncio.ensure_future(_execute_and_fetch(self._cursor, statement))
+        task = asyncio.ensure_future(_execute(self._cursor, statement))
         task.add_done_callback(_retrieve_outcome)
+        self._in_flight = task
+        return task
+
+    async def _receive(self, task: asyncio.Future[int]) -> int:
+        """How many rows the statement ``_send`` started returned, within the query's deadline."""
+        remaining = self._remaining()
         try:
-            done, _ = await asyncio.wait((task,), timeout=remaining)
+            if remaining > 0 and not task.done():
+                await asyncio.wait((task,), timeout=remaining)
         except asyncio.CancelledError:
             await self._abandon(task, reason="request_cancelled")
             raise
-        if not done:
+        if not task.done() or self._remaining() <= 0:
             await self._abandon(task, reason="statement_time_limit")
             raise _timeout_error(self._limits)
+        self._in_flight = None
         try:
             return task.result()
         except psycopg2.Error as exc:
@@ -346,14 +411,24 @@ class StreamingQuery:
                 self._connection.close()
 
     async def close(self, *, commit: bool) -> None:
-        """End the transaction and give the connection back to the pool, idle or closed."""
+        """End the transaction and give the connection back to the pool, idle or closed.
+
+        The clean-up runs in a task of its own: a request cancelled meanwhile (its
+        client went away) stops waiting for it, but the connection still goes
+        back idle rather than being dropped halfway through a ROLLBACK.
+        """
         if self._closed:
             return
         self._closed = True
+        await asyncio.shield(asyncio.ensure_future(self._clean_up(commit=commit)))
+
+    async def _clean_up(self, *, commit: bool) -> None:
         connection = self._connection
         try:
+            if self._in_flight is not None:  # a batch fetched ahead that nobody will read
+                await self._abandon(self._in_flight, reason="result_abandoned")
             await self._end_transaction(commit=commit)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the event loop is shutting down
             connection.close()
             raise
         except Exception as exc:  # the connection's state is unknown: never reuse it
@@ -362,7 +437,7 @@ class StreamingQuery:
         finally:
             if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
                 connection.close()
-            self._pool.release(connection)
+            release_connection(self._pool, connection)
 
     async def _end_transaction(self, *, commit: bool) -> None:
         connection = self._connection
@@ -385,19 +460,31 @@ class StreamingQuery:
 
 @contextlib.asynccontextmanager
 async def run_query(
-    pool: aiopg.Pool, sql: str, limits: PoolLimits, type_names: TypeNameCache, logger: Any
+    pool: aiopg.Pool,
+    sql: str,
+    limits: PoolLimits,
+    type_names: TypeNameCache,
+    logger: Any,
+    *,
+    acquire_waits: AcquireWaitTally | None = None,
+    multi_batch: MultiBatchQueries | None = None,
 ) -> AsyncIterator[QueryResult]:
     """Execute one checked SELECT (no trailing semicolon) and yield its streaming result.
 
     Raises ``DatabaseUnavailable`` (no connection in time, connection lost),
     ``QueryFailed`` (the database refused the query), ``QueryTimeout`` (past
     ``limits.statement_timeout`` in all). After some batches were yielded,
-    those errors come out of ``json_batches()``.
+    those errors come out of ``json_batches()``. The wait for a connection is
+    recorded in ``acquire_waits``, if given. A query text in ``multi_batch``
+    skips the one-round-trip attempt (see ``StreamingQuery.start``); one that
+    turns out to need more than one batch is added to it.
     """
-    connection = await acquire_connection(pool, limits.acquire_timeout)
+    connection = await acquire_live_connection(pool, limits.acquire_timeout, acquire_waits, logger)
     query = StreamingQuery(pool, connection, limits, logger)
     try:
-        await query.start(sql, type_names)
+        await query.start(sql, type_names, one_round_trip_first=multi_batch is None or sql not in multi_batch)
+        if query.ran_twice and multi_batch is not None:
+            multi_batch.add(sql)
         yield query
     except BaseException:
         await query.close(commit=False)

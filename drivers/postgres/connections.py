@@ -1,0 +1,126 @@
+"""Taking connections from an aiopg pool and giving them back: time limit, wake-ups, dead connections.
+
+aiopg's pool has three gaps the query runner needs closed: ``acquire`` has no
+time limit of its own that keeps the connection when the caller gives up,
+``release`` of a closed connection wakes nobody, and a connection the server
+ended while it sat idle is handed out as if it were alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import time
+from typing import Any
+
+import aiopg
+import psycopg2
+
+from gateway.driver_protocol import AcquireWaitTally
+from gateway.errors import DatabaseUnavailable
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of an error's text (libpq adds hints on further lines)."""
+    for line in str(exc).splitlines():
+        if line.strip():
+            return line.strip()
+    return type(exc).__name__
+
+
+async def _take_connection(pool: aiopg.Pool) -> aiopg.Connection:
+    return await pool.acquire()
+
+
+def release_connection(pool: aiopg.Pool, connection: aiopg.Connection) -> None:
+    """Give ``connection`` back to ``pool``, waking a request that waits for one if it was closed.
+
+    aiopg's ``Pool.release`` wakes waiting ``acquire`` calls only for a connection
+    it keeps; after a closed one they sleep until their time limit (503), although
+    the pool may open a new connection right away.
+    """
+    closed = connection.closed
+    pool.release(connection)
+    if closed:
+        asyncio.ensure_future(pool._wakeup())  # noqa: SLF001 - aiopg has no public way to wake its waiters
+
+
+def _give_back_when_acquired(pool: aiopg.Pool, task: asyncio.Future[aiopg.Connection]) -> None:
+    """Stop a pending acquire; if it got a connection anyway, return that to the pool."""
+
+    def give_back(finished: asyncio.Future[aiopg.Connection]) -> None:
+        if not finished.cancelled() and finished.exception() is None:
+            pool.release(finished.result())
+
+    task.cancel()
+    task.add_done_callback(give_back)
+
+
+async def acquire_connection(
+    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None = None
+) -> aiopg.Connection:
+    """A connection from ``pool`` within ``timeout`` seconds, else ``DatabaseUnavailable`` (503).
+
+    The wait is recorded in ``waits``, if given, however the attempt ends.
+    """
+    started = time.perf_counter()
+    task = asyncio.ensure_future(_take_connection(pool))
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout)
+    except asyncio.CancelledError:
+        _give_back_when_acquired(pool, task)
+        raise
+    finally:
+        if waits is not None:
+            waits.record(time.perf_counter() - started)
+    if not done:
+        busy = pool.freesize == 0 and pool.maxsize is not None and pool.size >= pool.maxsize
+        _give_back_when_acquired(pool, task)
+        why = (
+            f"every connection of the pool ({pool.maxsize}) is in use"
+            if busy
+            else "the database server did not accept a new connection in time"
+        )
+        raise DatabaseUnavailable(
+            f"no connection to the database became free within {timeout:g} s ({why}); try again later", status=503
+        )
+    try:
+        return task.result()
+    except psycopg2.Error as exc:
+        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}", status=503) from exc
+    except (asyncio.TimeoutError, OSError, RuntimeError) as exc:  # aiopg's own time-out; closed pool
+        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}", status=503) from exc
+
+
+def ended_by_server(connection: aiopg.Connection) -> bool:
+    """Whether an idle connection is closed, or the server has already sent it something (its goodbye).
+
+    An idle session receives nothing unless the server ends it: a restart or
+    ``pg_terminate_backend`` sends a FATAL message and closes the socket. aiopg
+    notices on its next read; this looks without waiting (no round trip).
+    """
+    if connection.closed:
+        return True
+    watcher = select.poll()
+    watcher.register(connection.raw.fileno(), select.POLLIN | select.POLLPRI)
+    return bool(watcher.poll(0))
+
+
+async def acquire_live_connection(
+    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None, logger: Any
+) -> aiopg.Connection:
+    """``acquire_connection``, passing over connections the server has ended since they were last used.
+
+    After a database restart every idle connection of the pool is dead; each is
+    dropped here instead of failing the request it would serve, and the pool
+    opens a fresh one. A statement that fails later (the server ended the
+    session while it ran) is not retried: it may have run, and it gets a 503.
+    """
+    for _ in range((pool.maxsize or 0) + 1):
+        connection = await acquire_connection(pool, timeout, waits)
+        if not ended_by_server(connection):
+            return connection
+        logger.info("postgres_connection_replaced", reason="the server ended it while it was idle in the pool")
+        connection.close()
+        release_connection(pool, connection)
+    return await acquire_connection(pool, timeout, waits)
