@@ -11,9 +11,10 @@ from gateway.admin_token import resolve_admin_token
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
-from gateway.handlers import data, databases, grants, logs, tables
-from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOG_RING, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.handlers import data, database_lifecycle, databases, grants, health, logs, openapi, tables, tokens
+from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOG_RING, LOGGER, METRICS, POOLS, REDACTOR, REGISTRY
 from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
+from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
 from gateway.registry import RegistryStore
@@ -29,9 +30,19 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/Table/list", tables.list_tables),
     ("GET", "/Table/List", tables.list_tables),
     ("POST", "/GrantTableAccess", grants.grant_table_access),
+    ("DELETE", "/GrantTableAccess", grants.revoke_table_access),
+    ("GET", "/GrantTableAccess", grants.list_grants),
+    ("PUT", "/UserToken", tokens.mint_user_token),
+    ("DELETE", "/Database", database_lifecycle.unregister_database),
+    ("POST", "/Database", database_lifecycle.refresh_database),
+    ("PATCH", "/Database", database_lifecycle.update_database),
     ("GET", "/Logs", logs.read_logs),
     ("GET", "/GetData", data.get_data),
     ("POST", "/GetData", data.get_data),
+    ("GET", "/openapi.json", openapi.openapi_document),
+    ("GET", "/healthz", health.healthz),
+    ("GET", "/readyz", health.readyz),
+    ("GET", "/metrics", health.metrics),
 ]
 
 
@@ -57,8 +68,15 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
     logger = make_logger(ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream)
-    store = RegistryStore(config.registry_path)
+    redactor.add(config.secret_key)
+    store = RegistryStore(config.registry_path, config.secret_key)
     state = store.open()
+    if not store.encrypts_passwords:
+        logger.warning(
+            "passwords_stored_in_clear",
+            path=str(config.registry_path.resolve()),
+            hint="the registry file (mode 0600) holds database passwords in clear; set secret_key to encrypt them",
+        )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
     for record in state.databases.values():
@@ -79,6 +97,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[REGISTRY] = store
     app[DRIVERS] = drivers
     app[POOLS] = DatabasePools(drivers, limits, logger)
+    app[METRICS] = GatewayMetrics(app[POOLS].stats)
     app[LOGGER] = logger
     app[LOG_RING] = ring
     app[REDACTOR] = redactor

@@ -7,13 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from aiohttp import web
-
 from gateway import __version__
-from gateway.app import create_app, server_options
+from gateway.app import create_app
 from gateway.config import ConfigError, load_config
+from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
 from gateway.registry import RegistryLoadError
+from gateway.workers import WorkerSupervisor, serve
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,11 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, metavar="D",
         help="folder of registry.json and the generated admin_token file (default ./data)",
     )
+    add_key_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
+    if arguments.command in {"generate-key", "rotate-key"}:
+        return run_key_command(arguments)
     try:
         config = load_config(
             arguments.config,
@@ -53,16 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, RegistryLoadError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
-    app[LOGGER].info("gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}")
-    web.run_app(
-        app,
-        host=config.listen_host,
-        port=config.listen_port,
-        print=None,
-        access_log=None,
-        shutdown_timeout=10.0,
-        **server_options(config),
+    app[LOGGER].info(
+        "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
     )
+    if config.workers > 1:
+        # The app built above checked the settings and the registry once; each worker builds its own.
+        return WorkerSupervisor(config, create_app, app[LOGGER]).run()
+    serve(app, config)
     return 0
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 import cattrs
+from cryptography.fernet import Fernet
 
 ENV_PREFIX = "DBGATEWAY_"
 
@@ -32,6 +33,19 @@ def _port_number(instance: object, attribute: attrs.Attribute[Any], value: int) 
         raise ValueError(f"{attribute.name} must be a port number from 1 to 65535, got {value}")
 
 
+def _fernet_key(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is None:
+        return
+    try:
+        Fernet(value.strip())
+    except (ValueError, TypeError):
+        # The value itself is a secret: never repeat it.
+        raise ValueError(
+            f"{attribute.name} must be a Fernet key (32 bytes in URL-safe base64, 44 characters);"
+            " make one with `dbgateway generate-key`"
+        ) from None
+
+
 @attrs.frozen(kw_only=True)
 class GatewayConfig:
     """Everything an operator can change; defaults are the contract's."""
@@ -40,12 +54,16 @@ class GatewayConfig:
     """Address the HTTP server binds."""
     listen_port: int = attrs.field(default=8080, validator=_port_number)
     """Port the HTTP server binds."""
+    workers: int = attrs.field(default=1, validator=[_positive, attrs.validators.le(64)])
+    """Serving processes sharing the port (SO_REUSEPORT); each has its own pools, log buffer and metrics."""
     data_dir: Path = Path("./data")
     """Folder of the registry file and the generated admin token."""
     registry_file: Path | None = None
     """Registry JSON file; ``<data_dir>/registry.json`` when unset."""
     admin_token: str | None = attrs.field(default=None, repr=False)
     """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
+    secret_key: str | None = attrs.field(default=None, repr=False, validator=_fernet_key)
+    """Fernet key that encrypts database passwords in the registry file; passwords are stored in clear when unset."""
     row_limit: int = attrs.field(default=100_000, validator=_positive)
     """Rows a GetData answer carries at most."""
     statement_timeout: float = attrs.field(default=30.0, validator=_positive)
@@ -66,6 +84,8 @@ class GatewayConfig:
     """Largest request body accepted; larger gets 413."""
     max_query_bytes: int = attrs.field(default=100 * 1024, validator=_positive)
     """Largest GetData query text accepted; larger gets 413."""
+    metrics_require_admin: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    """Whether ``GET /metrics`` needs the admin token (403 without it); open by default."""
     drivers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     """Per-driver options, the ``[drivers.<base_type>]`` tables."""
 

@@ -8,19 +8,23 @@ fetched, so memory stays bounded whatever the result size.
 
 from __future__ import annotations
 
+import asyncio
+
 import orjson
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from gateway.auth import hash_user_token, require_user_token
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
 from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.metrics import GetDataTally, observe_getdata
 from gateway.responses import GETDATA_CONTENT_TYPE
 
 SMALL_RESULT_BYTES = 256 * 1024
 
 
-async def get_data(request: web.Request) -> web.StreamResponse:
+@observe_getdata
+async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamResponse:
     app = request.app
     token = require_user_token(request)
     config = app[CONFIG]
@@ -31,6 +35,7 @@ async def get_data(request: web.Request) -> web.StreamResponse:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
     state = app[REGISTRY].state
     database = state.database(database_name)
+    tally.database = database_name
     granted = state.granted_refs(hash_user_token(state.token_salt, token), database_name)
     if not granted:
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
@@ -47,8 +52,9 @@ async def get_data(request: web.Request) -> web.StreamResponse:
             buffered.append(chunk)
             size += len(chunk)
             if size > SMALL_RESULT_BYTES:
-                return await _stream(request, head, buffered, batches, result)
+                return await _stream(request, head, buffered, batches, result, tally)
         body = head + b",".join(buffered) + _tail(result)
+        tally.sent(result.row_count, len(body))
         return web.Response(body=body, content_type=GETDATA_CONTENT_TYPE, charset="utf-8")
 
 
@@ -59,20 +65,51 @@ def _tail(result: object) -> bytes:
     )
 
 
-async def _stream(request: web.Request, head: bytes, buffered: list[bytes], batches, result) -> web.StreamResponse:  # type: ignore[no-untyped-def]
+async def _stream(request: web.Request, head: bytes, buffered: list[bytes], batches, result, tally: GetDataTally) -> web.StreamResponse:  # type: ignore[no-untyped-def]
     response = web.StreamResponse(headers={"Content-Type": f"{GETDATA_CONTENT_TYPE}; charset=utf-8"})
-    response.enable_chunked_encoding()
+    if request.version >= HttpVersion11:
+        response.enable_chunked_encoding()
+    # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
     await response.prepare(request)
-    await response.write(head + b",".join(buffered))
+    # A client that stops reading would hold the query's connection (a pool slot) for as long as it keeps
+    # the socket open; every write gets the statement time limit, as every statement does.
+    stall_limit = request.app[CONFIG].statement_timeout
+    first = head + b",".join(buffered)
     try:
+        await _send(response, first, stall_limit)
+        tally.sent(result.row_count, len(first))
         async for chunk in batches:
-            await response.write(b"," + chunk)
+            await _send(response, b"," + chunk, stall_limit)
+            tally.sent(result.row_count, len(chunk) + 1)
+        tail = _tail(result)
+        await _send(response, tail, stall_limit)
+        tally.sent(result.row_count, len(tail))
+        await _send(response, None, stall_limit)
     except GatewayError as error:
+        tally.late_error = error
         # The status line is gone already: the only honest signal left is a body that does not end.
         request.app[LOGGER].error("getdata_failed_while_streaming", error=error.code, message=error.message)
+        _cut_off(request)
+    except _ClientStalled:
+        request.app[LOGGER].warning("getdata_client_stalled", seconds=stall_limit)
         if request.transport is not None:
-            request.transport.close()
-        return response
-    await response.write(_tail(result))
-    await response.write_eof()
+            request.transport.abort()  # close() would wait for the client to take the buffered rest
     return response
+
+
+class _ClientStalled(Exception):
+    """The client did not take a chunk of the answer within the statement time limit."""
+
+
+async def _send(response: web.StreamResponse, data: bytes | None, seconds: float) -> None:
+    """Write ``data`` (``None``: end the body) within ``seconds``, else raise ``_ClientStalled``."""
+    try:
+        async with asyncio.timeout(seconds):
+            await (response.write_eof() if data is None else response.write(data))
+    except TimeoutError:
+        raise _ClientStalled from None
+
+
+def _cut_off(request: web.Request) -> None:
+    if request.transport is not None:
+        request.transport.close()
