@@ -1,4 +1,4 @@
-# The two commands of the README. Both create .venv and install what is needed first.
+# The commands of the README. Each creates .venv and installs what is needed first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,6 +19,14 @@ run: $(BIN)/dbgateway
 test: $(BIN)/dbgateway
 	$(BIN)/python scripts/ensure_postgres.py
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+## bench: install, make sure PostgreSQL answers and wrk is installed (apt-get if missing), run bench/run.py
+## (about 3 minutes; results in bench/results/, table on stdout; BENCH_ARGS="--workers 1" and so on)
+bench: $(BIN)/dbgateway
+	$(BIN)/python scripts/ensure_postgres.py
+	@command -v wrk >/dev/null || { echo "bench: wrk is missing; installing it with apt-get install -y wrk"; \
+		apt-get install -y wrk >/dev/null || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }; }
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,157 @@
+"""A real ``dbgateway serve`` for the benchmark: started on a free port, given the database, stopped after.
+
+The process runs with the embedded defaults except what a 1 000 000-row
+result needs (``row_limit``) and what the run chooses (``workers``, one per
+CPU unless told). Its log
+goes to a file in the run's temporary folder (a pipe nobody reads would block
+it). Memory is read from ``/proc/<pid>/status`` of the gateway and of its
+worker processes, if it has any.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench.dataset import Server
+
+LOCAL_DATABASE = "bench"
+"""The local name the benchmark registers its scratch database under."""
+
+LOCAL_TABLE = "bench_public_bench_rows"
+"""The default local name AddDatabase gives ``public.bench_rows`` of ``bench``."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _status_kib(pid: int, field: str) -> int:
+    """A ``kB`` field of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no {field}")
+
+
+class GatewayProcess:
+    """One ``dbgateway serve`` subprocess with its own data folder, admin token and user token."""
+
+    def __init__(self, work_dir: Path, *, row_limit: int, workers: int) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.admin_token = secrets.token_urlsafe(24)
+        self.user_token = secrets.token_urlsafe(24)
+        self.log_path = work_dir / "gateway.log"
+        environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}
+        environment["DBGATEWAY_ADMIN_TOKEN"] = self.admin_token
+        environment["DBGATEWAY_ROW_LIMIT"] = str(row_limit)
+        if workers != 1:  # unset is the default, 1
+            environment["DBGATEWAY_WORKERS"] = str(workers)
+        command = [
+            str(Path(sys.executable).parent / "dbgateway"), "serve",
+            "--data-dir", str(work_dir / "data"), "--port", str(self.port),
+        ]  # fmt: skip
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(command, env=environment, cwd=work_dir, stdout=log, stderr=log)
+        self._wait_until_listening()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def _wait_until_listening(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"the gateway exited with {self._process.returncode}; see {self.log_path}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"the gateway did not listen on port {self.port} within {timeout} s")
+
+    def _call(self, method: str, path: str, params: dict[str, str], headers: dict[str, str]) -> Any:
+        url = f"{self.base_url}{path}?{urllib.parse.urlencode(params)}"
+        request = urllib.request.Request(url, method=method, headers={"Accept": "application/json", **headers})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"{method} {path} answered {error.code}: {error.read()[:500]!r}") from None
+
+    def register(self, server: Server, database: str) -> None:
+        """AddDatabase for the scratch database, then grant the run's user token its table."""
+        self._call(
+            "PUT",
+            "/Database",
+            {
+                "local_database_name": LOCAL_DATABASE, "ip": server.host, "port": str(server.port),
+                "database": database, "username": server.user, "password": server.password,
+                "base_type": "postgres",
+            },
+            {"admin_token": self.admin_token},
+        )  # fmt: skip
+        self._call(
+            "POST",
+            "/GrantTableAccess/",
+            {"user_token": self.user_token, "local_table_name": LOCAL_TABLE},
+            {"admin_token": self.admin_token},
+        )
+
+    def get_data(self, query: str) -> Any:
+        """One GetData answer, parsed (for warming up and checking; the measurements use other clients)."""
+        return self._call(
+            "GET", "/GetData", {"local_database_name": LOCAL_DATABASE, "query": query},
+            {"user_token": self.user_token},
+        )  # fmt: skip
+
+    def pids(self) -> list[int]:
+        """The gateway process and its worker processes, if any."""
+        children: list[int] = []
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            text = (task / "children").read_text().split()
+            children.extend(int(pid) for pid in text)
+        return [self.pid, *children]
+
+    def resident_kib(self) -> int:
+        """Resident memory now, summed over the gateway's processes."""
+        return sum(_status_kib(pid, "VmRSS") for pid in self.pids())
+
+    def reset_peaks(self) -> bool:
+        """Reset each process's peak resident size to its current one; False if the kernel refused."""
+        try:
+            for pid in self.pids():
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+        except OSError:
+            return False
+        return True
+
+    def peak_resident_kib(self) -> int:
+        """Peak resident memory (``VmHWM``) since the last reset, summed over the gateway's processes."""
+        return sum(_status_kib(pid, "VmHWM") for pid in self.pids())
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if the gateway has not exited after 15 s."""
+        if self._process.poll() is None:
+            self._process.send_signal(signal.SIGTERM)
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
