@@ -224,3 +224,10 @@ class TestDatabaseRestart:
         assert len(after) >= 20 and set(after) == {200}, after
         for _ in range(10):
             assert (await get_data(client, QUICK_QUERY)).status == 200
+        # Catalog reads go through the same pool: right after another restart, its idle
+        # connections are all dead, and the first describe must still get a live one.
+        await asyncio.to_thread(throwaway_cluster.restart)
+        described = await client.get(
+            "/Table", params={"local_table_name": f"{LOCAL_DATABASE}_public_items"}, headers=user_headers(TOKEN)
+        )
+        assert described.status == 200, await described.text()

@@ -15,7 +15,9 @@ import psycopg2.extensions
 import pytest
 import structlog
 
-from drivers.postgres.query_runner import CanceledStatementLogFilter, run_query, unique_column_names
+from drivers.postgres.query_errors import CanceledStatementLogFilter
+from drivers.postgres.query_runner import run_query
+from drivers.postgres.row_encoding import unique_column_names
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout

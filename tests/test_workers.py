@@ -94,7 +94,7 @@ class TestServing:
         process, port = two_workers
         workers = children(process.pid)
         assert eventually(lambda: all(socket_inodes(pid) & listening_inodes(port) for pid in workers), 5.0)
-        assert len(listening_inodes(port)) == 2, listening
+        assert len(listening_inodes(port)) == 2, listening_inodes(port)
         assert not socket_inodes(process.pid) & listening_inodes(port), "the supervisor itself must not serve"
         assert [list_databases(port) for _ in range(20)] == [200] * 20
 

@@ -18,7 +18,7 @@ import structlog
 
 from drivers.postgres.function_policy import normalize_configured_names
 from drivers.postgres.pool import FunctionOptions, PostgresPool
-from drivers.postgres.query_runner import CanceledStatementLogFilter
+from drivers.postgres.query_errors import CanceledStatementLogFilter
 from gateway.driver_protocol import ConnectionData, PoolLimits
 
 __all__ = ["PostgresDriver", "PostgresPool"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,7 +22,7 @@ import structlog
 
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
-from drivers.postgres.connections import release_connection
+from drivers.postgres.connections import acquire_live_connection, release_connection
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.sql_guard import ParsedQuery, check_query
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
@@ -135,18 +134,9 @@ class PostgresPool:
     @asynccontextmanager
     async def _cursor(self) -> AsyncIterator[aiopg.Cursor]:
         pool = await self._aiopg_pool()
-        started = time.perf_counter()
-        try:
-            async with asyncio.timeout(self._limits.acquire_timeout):
-                connection = await pool.acquire()
-        except (psycopg2.Error, OSError) as error:
-            raise DatabaseUnavailable(f"cannot connect to the database: {describe_connection_error(error)}") from None
-        except TimeoutError:
-            raise DatabaseUnavailable(
-                f"no database connection became free within {self._limits.acquire_timeout:g} s"
-            ) from None
-        finally:
-            self._acquire_waits.record(time.perf_counter() - started)
+        connection = await acquire_live_connection(
+            pool, self._limits.acquire_timeout, self._acquire_waits, self._logger
+        )
         try:
             async with connection.cursor() as cursor:
                 yield cursor

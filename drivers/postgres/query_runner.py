@@ -30,7 +30,7 @@ then ends the transaction, or discards the connection if it does not answer.
 aiopg reports a server-side cancel (SQLSTATE 57014) as ``CancelledError`` and
 also hands it to the event loop's exception handler, which logs it with a
 traceback at error level under the ``asyncio`` logger. The runner turns it
-back into ``QueryTimeout``; ``CanceledStatementLogFilter`` drops that record.
+back into ``QueryTimeout``; ``query_errors.CanceledStatementLogFilter`` drops that record.
 """
 
 from __future__ import annotations
@@ -38,20 +38,19 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import logging
-import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiopg
-import orjson
 import psycopg2
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.connections import acquire_live_connection, first_line as _first_line, release_connection
+from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
+from drivers.postgres.query_errors import database_error, timeout_error
+from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult
-from gateway.errors import DatabaseUnavailable, GatewayError, InternalError, QueryFailed, QueryTimeout
+from gateway.errors import DatabaseUnavailable, QueryFailed
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""
@@ -61,75 +60,6 @@ SLICE_ROWS = 250
 
 CLEANUP_GRACE_SECONDS = 2.0
 """How long a cancelled statement or the closing COMMIT/ROLLBACK may take before the connection is discarded."""
-
-_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P", "58")
-"""Connection exception, insufficient resources, operator intervention, system error: not the query's fault."""
-
-Row = Sequence[Any]
-
-
-class CanceledStatementLogFilter(logging.Filter):
-    """Drops the error record aiopg has asyncio log for every statement cancelled on the server.
-
-    Install once on the ``asyncio`` logger; the runner already answers such a
-    statement with ``QueryTimeout`` or ends the cancelled request, so the record
-    is noise with a traceback at error level.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, pg_ext.QueryCanceledError)
-
-
-def unique_column_names(names: Sequence[str]) -> list[str]:
-    """Keep every column: a repeated name gets ``_2``, ``_3`` ... skipping names other columns have."""
-    originals = set(names)
-    taken: set[str] = set()
-    unique: list[str] = []
-    for name in names:
-        candidate, suffix = name, 1
-        # A suffixed name must not take the name a later column really has.
-        while candidate in taken or (candidate != name and candidate in originals):
-            suffix += 1
-            candidate = f"{name}_{suffix}"
-        taken.add(candidate)
-        unique.append(candidate)
-    return unique
-
-
-def encode_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
-    """Rows as JSON objects keyed by ``names``, joined by commas, without the enclosing brackets."""
-    try:
-        return orjson.dumps([dict(zip(names, row)) for row in rows])[1:-1]
-    except orjson.JSONEncodeError as exc:
-        # Only a caster registered outside this driver can produce such a value.
-        raise InternalError(f"a value in the result could not be written as JSON: {exc}") from exc
-
-
-def _database_message(exc: psycopg2.Error) -> str:
-    diag = getattr(exc, "diag", None)
-    primary = getattr(diag, "message_primary", None)
-    return primary or _first_line(exc)
-
-
-def _timeout_error(limits: PoolLimits) -> QueryTimeout:
-    return QueryTimeout(
-        f"query ran longer than {limits.statement_timeout:g} s, the statement time limit, and was cancelled; "
-        "narrow it down (filters, LIMIT) or ask the operator for a longer limit"
-    )
-
-
-def _database_error(exc: psycopg2.Error, connection: aiopg.Connection, limits: PoolLimits) -> GatewayError:
-    """The gateway error for a psycopg2 error raised by a statement of the query."""
-    if isinstance(exc, pg_ext.QueryCanceledError):
-        return _timeout_error(limits)
-    pgcode = exc.pgcode or ""
-    if not pgcode or connection.closed or pgcode.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES):
-        return DatabaseUnavailable(
-            f"the database connection failed while running the query: {_database_message(exc)}", status=503
-        )
-    return QueryFailed(f"the database refused the query: {_database_message(exc)}")
-
 
 def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
     # A statement task abandoned after a time-out may end with an error nobody
@@ -151,21 +81,6 @@ async def _execute(cursor: aiopg.Cursor, statement: str) -> int:
             raise canceled_on_server from None
         raise
     return int(cursor.raw.rowcount)
-
-
-def _cast_missed_arrays(rows: list[Row], positions: Sequence[tuple[int, Any]], raw_cursor: Any) -> list[Row]:
-    """Apply array casters registered after these rows were received (their arrays are still text).
-
-    ``positions`` pairs a column index with the caster its values still need.
-    """
-    converted: list[Row] = []
-    for row in rows:
-        values = list(row)
-        for index, caster in positions:
-            if values[index] is not None:
-                values[index] = caster(values[index], raw_cursor)
-        converted.append(values)
-    return converted
 
 
 class MultiBatchQueries:
@@ -256,7 +171,7 @@ class StreamingQuery:
                 timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
             )
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
-            raise DatabaseUnavailable(f"the database connection failed: {_first_line(exc)}", status=503) from exc
+            raise DatabaseUnavailable(f"the database connection failed: {first_line(exc)}", status=503) from exc
         self._asked = min(self._limits.batch_size, self._limits.row_limit + 1)
         # The newline ends a trailing "--" comment of the query before the ";".
         declare_and_fetch = (
@@ -323,10 +238,10 @@ class StreamingQuery:
                     await asyncio.sleep(0)
                 part = raw_cursor.fetchmany(min(SLICE_ROWS, count - len(rows)))
                 if self._missed_arrays:
-                    part = _cast_missed_arrays(part, self._missed_arrays, raw_cursor)
+                    part = cast_missed_arrays(part, self._missed_arrays, raw_cursor)
                 rows.extend(part)
         except psycopg2.Error as exc:  # the connection was closed under the result (killed, abandoned)
-            raise _database_error(exc, self._connection, self._limits) from exc
+            raise database_error(exc, self._connection, self._limits) from exc
         # Later batches arrive after adopt_result_types registered their casters.
         self._missed_arrays = []
         return rows
@@ -348,13 +263,13 @@ class StreamingQuery:
     async def _lookup_type_names(self, type_names: TypeNameCache, oids: list[int]) -> list[str]:
         remaining = self._remaining()
         if remaining <= 0:
-            raise _timeout_error(self._limits)
+            raise timeout_error(self._limits)
         try:
             return await type_names.names_for(self._connection, oids, timeout=remaining)
         except asyncio.TimeoutError as exc:  # aiopg closed the connection; it is discarded on close
-            raise _timeout_error(self._limits) from exc
+            raise timeout_error(self._limits) from exc
         except psycopg2.Error as exc:
-            raise _database_error(exc, self._connection, self._limits) from exc
+            raise database_error(exc, self._connection, self._limits) from exc
 
     async def _run(self, statement: str) -> int:
         """Run one statement within the query's deadline; cancel it on the server if it must stop early."""
@@ -365,7 +280,7 @@ class StreamingQuery:
         if self._closed or self._cursor is None:
             raise RuntimeError("the query's connection was already given back; read json_batches() inside run_query")
         if self._remaining() <= 0:
-            raise _timeout_error(self._limits)
+            raise timeout_error(self._limits)
         task = asyncio.ensure_future(_execute(self._cursor, statement))
         task.add_done_callback(_retrieve_outcome)
         self._in_flight = task
@@ -382,14 +297,14 @@ class StreamingQuery:
             raise
         if not task.done() or self._remaining() <= 0:
             await self._abandon(task, reason="statement_time_limit")
-            raise _timeout_error(self._limits)
+            raise timeout_error(self._limits)
         self._in_flight = None
         try:
             return task.result()
         except psycopg2.Error as exc:
-            raise _database_error(exc, self._connection, self._limits) from exc
+            raise database_error(exc, self._connection, self._limits) from exc
         except asyncio.TimeoutError as exc:  # aiopg's cursor time-out; it closed the connection
-            raise _timeout_error(self._limits) from exc
+            raise timeout_error(self._limits) from exc
         except ValueError as exc:  # psycopg2 refuses query text with a NUL character before sending it
             raise QueryFailed(f"the query cannot be sent to the database: {exc}") from exc
 
@@ -402,7 +317,7 @@ class StreamingQuery:
                 # socket; that is one round trip to a server we already talk to.
                 self._connection.raw.cancel()
             except psycopg2.Error as exc:
-                self._logger.warning("postgres_cancel_failed", reason=_first_line(exc))
+                self._logger.warning("postgres_cancel_failed", reason=first_line(exc))
         try:
             await asyncio.wait((task,), timeout=CLEANUP_GRACE_SECONDS)
         finally:
@@ -432,7 +347,7 @@ class StreamingQuery:
             connection.close()
             raise
         except Exception as exc:  # the connection's state is unknown: never reuse it
-            self._logger.warning("postgres_connection_discarded", reason=_first_line(exc))
+            self._logger.warning("postgres_connection_discarded", reason=first_line(exc))
             connection.close()
         finally:
             if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:

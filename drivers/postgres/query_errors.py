@@ -1,0 +1,60 @@
+"""How PostgreSQL failures during a query become the gateway's errors.
+
+A statement's psycopg2 error is the query's fault (``QueryFailed``, with the
+database's own primary message), the time limit's (``QueryTimeout``), or the
+connection's (``DatabaseUnavailable``, 503). aiopg also logs every statement
+cancelled on the server; ``CanceledStatementLogFilter`` drops that noise.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiopg
+import psycopg2
+import psycopg2.extensions as pg_ext
+
+from drivers.postgres.connections import first_line
+from gateway.driver_protocol import PoolLimits
+from gateway.errors import DatabaseUnavailable, GatewayError, QueryFailed, QueryTimeout
+
+_UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P", "58")
+"""Connection exception, insufficient resources, operator intervention, system error: not the query's fault."""
+
+
+class CanceledStatementLogFilter(logging.Filter):
+    """Drops the error record aiopg has asyncio log for every statement cancelled on the server.
+
+    Install once on the ``asyncio`` logger; the runner already answers such a
+    statement with ``QueryTimeout`` or ends the cancelled request, so the record
+    is noise with a traceback at error level.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, pg_ext.QueryCanceledError)
+
+
+def database_message(exc: psycopg2.Error) -> str:
+    diag = getattr(exc, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    return primary or first_line(exc)
+
+
+def timeout_error(limits: PoolLimits) -> QueryTimeout:
+    return QueryTimeout(
+        f"query ran longer than {limits.statement_timeout:g} s, the statement time limit, and was cancelled; "
+        "narrow it down (filters, LIMIT) or ask the operator for a longer limit"
+    )
+
+
+def database_error(exc: psycopg2.Error, connection: aiopg.Connection, limits: PoolLimits) -> GatewayError:
+    """The gateway error for a psycopg2 error raised by a statement of the query."""
+    if isinstance(exc, pg_ext.QueryCanceledError):
+        return timeout_error(limits)
+    pgcode = exc.pgcode or ""
+    if not pgcode or connection.closed or pgcode.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES):
+        return DatabaseUnavailable(
+            f"the database connection failed while running the query: {database_message(exc)}", status=503
+        )
+    return QueryFailed(f"the database refused the query: {database_message(exc)}")
