@@ -29,18 +29,34 @@ def try_connect(dsn: str) -> str | None:
     return None
 
 
-def start_local_clusters() -> list[str]:
-    """Start every stopped Debian-packaged cluster; return what was tried."""
-    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
-        return []
-    tried = []
-    for version in sorted(os.listdir("/etc/postgresql")):
-        for cluster in sorted(os.listdir(f"/etc/postgresql/{version}")):
-            command = ["pg_ctlcluster", "--skip-systemctl-redirect", version, cluster, "start"]
-            result = subprocess.run(command, capture_output=True, text=True, check=False)
-            outcome = "started" if result.returncode == 0 else (result.stderr.strip() or f"exit {result.returncode}")
-            tried.append(f"{version}/{cluster}: {outcome}")
-    return tried
+def start_local_clusters(port: int) -> tuple[list[str], bool]:
+    """Start the stopped Debian-packaged clusters that listen on ``port``.
+
+    Returns what was found or tried, and whether any cluster was started.
+    """
+    if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
+        return [], False
+    listing = subprocess.run(["pg_lsclusters", "--no-header"], capture_output=True, text=True, check=False)
+    found, started = [], False
+    for line in listing.stdout.splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        version, cluster, cluster_port, status = fields[:4]
+        if cluster_port != str(port):
+            found.append(f"{version}/{cluster} listens on port {cluster_port}, not {port}")
+            continue
+        if status == "online":
+            found.append(f"{version}/{cluster} on port {port} is already running")
+            continue
+        command = ["pg_ctlcluster", "--skip-systemctl-redirect", version, cluster, "start"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode == 0:
+            found.append(f"{version}/{cluster} on port {port}: started")
+            started = True
+        else:
+            found.append(f"{version}/{cluster} on port {port}: {result.stderr.strip() or f'exit {result.returncode}'}")
+    return found, started
 
 
 def main() -> int:
@@ -48,12 +64,13 @@ def main() -> int:
     reason = try_connect(dsn)
     if reason is None:
         return 0
-    host = psycopg2.extensions.parse_dsn(dsn).get("host", "")
+    parameters = psycopg2.extensions.parse_dsn(dsn)
+    host = parameters.get("host", "")
     tried: list[str] = []
     if host in LOCAL_HOSTS or host.startswith("/"):
-        print(f"PostgreSQL does not answer at {dsn}: {reason}\nTrying to start the local cluster...", file=sys.stderr)
-        tried = start_local_clusters()
-        for _ in range(30):
+        print(f"PostgreSQL does not answer at {dsn}: {reason}\nLooking for a local cluster to start...", file=sys.stderr)
+        tried, started = start_local_clusters(int(parameters.get("port", 5432)))
+        for _ in range(30 if started else 0):
             reason = try_connect(dsn)
             if reason is None:
                 print("PostgreSQL is up.", file=sys.stderr)
