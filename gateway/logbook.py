@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import functools
 import re
 import sys
 from collections import deque
@@ -91,7 +92,7 @@ class SecretRedactor:
         return self._clean_text(text, self._secrets)
 
     def _clean(self, key: Any, value: Any, secrets: set[str]) -> Any:
-        if isinstance(key, str) and _SECRET_KEY_PATTERN.search(key) and not key.endswith("fingerprint"):
+        if isinstance(key, str) and _names_a_secret(key):
             return REDACTED if value not in (None, "") else value
         if isinstance(value, str):
             return self._clean_text(value, secrets)
@@ -107,6 +108,12 @@ class SecretRedactor:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return _INLINE_PASSWORD.sub(_hide_inline_password, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_a_secret(key: str) -> bool:
+    # Events reuse a few dozen field names: classify each once, not on every log line.
+    return bool(_SECRET_KEY_PATTERN.search(key)) and not key.endswith("fingerprint")
 
 
 def _hide_inline_password(match: re.Match[str]) -> str:
