@@ -8,7 +8,7 @@ from gateway.auth import hash_user_token, require_admin, token_fingerprint
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs, find_table, read_inputs, table_identification
 from gateway.keys import ADMIN_TOKEN, LOGGER, REGISTRY
-from gateway.registry import RegistryState, TableRecord
+from gateway.registry import RegistryState, TableAddress, TableRecord
 from gateway.responses import success
 
 MAX_USER_TOKEN_LENGTH = 1024
@@ -17,10 +17,7 @@ MAX_USER_TOKEN_LENGTH = 1024
 async def grant_table_access(request: web.Request) -> web.Response:
     """Let the ``user_token`` parameter read one table; granting twice is a success."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    user_token = user_token_parameter(inputs)
-    identification = table_identification(inputs)
+    user_token, identification = await _token_and_table(request)
 
     def grant(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, str]]:
         table = find_table(state, identification)
@@ -28,10 +25,12 @@ async def grant_table_access(request: web.Request) -> web.Response:
         return state.with_grant(token_hash, table), (table, token_hash)
 
     table, _ = await app[REGISTRY].update(grant)
+    salt = app[REGISTRY].state.token_salt
     app[LOGGER].info(
         "table_access_granted",
         local_table_name=table.local_name,
-        granted_token_fingerprint=token_fingerprint(app[REGISTRY].state.token_salt, user_token),
+        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
+        granted_token_fingerprint=token_fingerprint(salt, user_token),
     )
     return success({}, as_array=True)
 
@@ -39,10 +38,7 @@ async def grant_table_access(request: web.Request) -> web.Response:
 async def revoke_table_access(request: web.Request) -> web.Response:
     """Take one table from the ``user_token`` parameter; revoking what was not granted answers ``revoked: false``."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    user_token = user_token_parameter(inputs)
-    identification = table_identification(inputs)
+    user_token, identification = await _token_and_table(request)
 
     def revoke(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, bool, str]]:
         table = find_table(state, identification)
@@ -88,6 +84,13 @@ async def list_grants(request: web.Request) -> web.Response:
         },
         as_array=True,
     )
+
+
+async def _token_and_table(request: web.Request) -> tuple[str, TableAddress | str | None]:
+    """Grant and revoke take the same inputs: the admin token, ``user_token`` and a table identification."""
+    require_admin(request, request.app[ADMIN_TOKEN])
+    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    return user_token_parameter(inputs), table_identification(inputs)
 
 
 def user_token_parameter(inputs: RequestInputs) -> str:
