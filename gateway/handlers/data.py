@@ -9,11 +9,13 @@ fetched, so memory stays bounded whatever the result size.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import orjson
 from aiohttp import HttpVersion11, web
 
 from gateway.auth import hash_user_token, require_user_token
+from gateway.driver_protocol import QueryResult
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
 from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY
@@ -58,14 +60,19 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
         return web.Response(body=body, content_type=GETDATA_CONTENT_TYPE, charset="utf-8")
 
 
-def _tail(result: object) -> bytes:
-    return b'],"row_count":%d,"truncated":%s}]' % (
-        result.row_count,  # type: ignore[attr-defined]
-        b"true" if result.truncated else b"false",  # type: ignore[attr-defined]
-    )
+def _tail(result: QueryResult) -> bytes:
+    return b'],"row_count":%d,"truncated":%s}]' % (result.row_count, b"true" if result.truncated else b"false")
 
 
-async def _stream(request: web.Request, head: bytes, buffered: list[bytes], batches, result, tally: GetDataTally) -> web.StreamResponse:  # type: ignore[no-untyped-def]
+async def _stream(
+    request: web.Request,
+    head: bytes,
+    buffered: list[bytes],
+    batches: AsyncIterator[bytes],
+    result: QueryResult,
+    tally: GetDataTally,
+) -> web.StreamResponse:
+    """Send what was buffered, then every further batch as it is fetched, chunked."""
     response = web.StreamResponse(headers={"Content-Type": f"{GETDATA_CONTENT_TYPE}; charset=utf-8"})
     if request.version >= HttpVersion11:
         response.enable_chunked_encoding()
