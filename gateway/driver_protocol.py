@@ -156,8 +156,10 @@ TableRef = tuple[str, str]
 class QueryResult(Protocol):
     """An executing query whose rows are streamed in JSON-encoded batches."""
 
-    columns: Sequence[ColumnInfo]
-    """Result columns in order, names already made unique (``id``, ``id_2``)."""
+    @property
+    def columns(self) -> Sequence[ColumnInfo]:
+        """Result columns in order, names already made unique (``id``, ``id_2``)."""
+        ...
 
     def json_batches(self) -> AsyncIterator[bytes]:
         """Yield rows as JSON objects joined by commas, without enclosing brackets.

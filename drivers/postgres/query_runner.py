@@ -231,7 +231,8 @@ class StreamingQuery:
     async def _read_batch(self, count: int) -> list[Row]:
         """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
         assert self._cursor is not None
-        raw_cursor, rows = self._cursor.raw, []
+        raw_cursor = self._cursor.raw
+        rows: list[Row] = []
         try:
             while len(rows) < count:
                 if rows:
@@ -250,7 +251,7 @@ class StreamingQuery:
         """``encode_rows`` a slice at a time, giving the event loop back between slices."""
         if len(rows) <= SLICE_ROWS:
             return encode_rows(self._names, rows)
-        parts = []
+        parts: list[bytes] = []
         for start in range(0, len(rows), SLICE_ROWS):
             if parts:
                 await asyncio.sleep(0)

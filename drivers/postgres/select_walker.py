@@ -208,7 +208,7 @@ class SelectTreeWalker:
         schema, relation = node.get("schemaname"), node["relname"]
         if "catalogname" in node:
             raise QueryRejected(
-                f"table {display_name(node['catalogname'], schema, relation)} names a database: "
+                f"table {display_name(node['catalogname'], schema or '', relation)} names a database: "
                 "cross-database references are not allowed, write schema.table",
                 reason=RefusalReason.CROSS_DATABASE,
             )
