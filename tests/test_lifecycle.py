@@ -357,6 +357,27 @@ async def test_refresh_of_an_unreachable_database_changes_nothing(gateway: TestC
     assert registry_path(gateway).read_bytes() == content
 
 
+def gateway_backend_pids(database: str) -> set[int]:
+    """Backend pids of the gateway's sessions on ``database``."""
+    rows = run_sql(
+        None, "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = 'dbgateway'", (database,)
+    )
+    return {int(pid) for (pid,) in rows}
+
+
+async def test_refresh_serves_the_database_from_a_new_pool(gateway: TestClient, own_database: str) -> None:
+    """After a refresh the old pool's sessions are gone: what the driver derived from the catalog is derived again."""
+    await register_database(gateway, "own", own_database)
+    await grant(gateway, "reader", "own_public_keep")
+    query = {"local_database_name": "own", "query": "SELECT count(*) AS n FROM public.keep"}
+    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader"))).status == 200
+    before = gateway_backend_pids(own_database)
+    assert before
+    assert (await refresh(gateway, "own")).status == 200
+    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader"))).status == 200
+    assert not before & gateway_backend_pids(own_database)
+
+
 async def test_refresh_of_an_unknown_database_is_404(shop: TestClient) -> None:
     """POST /Database for a name nobody registered is 404 database_not_found."""
     response = await refresh(shop, "nope")

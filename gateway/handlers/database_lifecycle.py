@@ -50,17 +50,28 @@ async def unregister_database(request: web.Request) -> web.Response:
 
 
 async def refresh_database(request: web.Request) -> web.Response:
-    """Read the database's catalog again: new tables get default names, dropped ones go with their grants."""
+    """Read the database's catalog again: new tables get default names, dropped ones go with their grants.
+
+    The database's pool is replaced, so the driver re-reads what it caches from the catalog too.
+    """
     app = request.app
     require_admin(request, app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     local_name = inputs.require("local_database_name")
     record = app[REGISTRY].state.database(local_name)
+    # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
+    # allowlist) is derived again, as on registration.
+    pool = app[POOLS].open_unregistered(record)
     try:
-        catalog = await app[POOLS].get(record).read_catalog()
-    except DatabaseUnavailable as error:
-        raise DatabaseUnavailable(error.message, status=502) from None
-    changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
+        try:
+            catalog = await pool.read_catalog()
+        except DatabaseUnavailable as error:
+            raise DatabaseUnavailable(error.message, status=502) from None
+        changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
+    except BaseException:
+        await pool.close()
+        raise
+    await app[POOLS].replace(record, pool)
     app[LOGGER].info(
         "database_refreshed",
         local_database_name=local_name,
