@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import secrets
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient, response_contract
-from support import GatewayFactory, connect, dsn_under_test, gateway_config, run_sql
+from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
 
 OPENAPI_UNCHECKED = "openapi_unchecked"
 """Marker: the test's answers are not checked against gateway/openapi.json (say why in the test)."""
@@ -39,12 +38,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture
 def scratch_database() -> Iterator[str]:
     """A new empty database, dropped (with its sessions) after the test."""
-    name = f"dbgw_test_{secrets.token_hex(6)}"
-    run_sql(None, f'CREATE DATABASE "{name}"')
-    try:
+    with database_from() as name:
         yield name
-    finally:
-        run_sql(None, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ The account must be allowed to create databases.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -15,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,16 @@ def create_database(setup_sql: str | None = None) -> str:
 
 def drop_database(name: str) -> None:
     run_sql(None, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def database_from(setup_sql: str | None = None) -> Iterator[str]:
+    """A scratch database filled by ``setup_sql`` for the ``with`` block, dropped (with its sessions) after it."""
+    name = create_database(setup_sql)
+    try:
+        yield name
+    finally:
+        drop_database(name)
 
 
 def registry_path(client: TestClient) -> Path:

@@ -10,8 +10,7 @@ from aiohttp.test_utils import TestClient
 from support import (
     admin_headers,
     all_table_names,
-    create_database,
-    drop_database,
+    database_from,
     grant,
     register_database,
     rename_table,
@@ -57,9 +56,8 @@ CATALOG_DEFAULT_NAMES = [
 @pytest.fixture(scope="module")
 def catalog_database() -> Iterator[str]:
     """One database with every relation kind and quoted names; tests only read it."""
-    name = create_database(CATALOG_SQL)
-    yield name
-    drop_database(name)
+    with database_from(CATALOG_SQL) as name:
+        yield name
 
 
 # -- catalog reading and default local names -------------------------------------------------------------

@@ -11,9 +11,8 @@ from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     free_port,
     listed,
@@ -26,9 +25,8 @@ from support import (
 @pytest.fixture(scope="module")
 def served_database() -> Iterator[str]:
     """A database holding public.t, shared by this module's tests, which never change it."""
-    name = create_database("CREATE TABLE public.t (id integer)")
-    yield name
-    drop_database(name)
+    with database_from("CREATE TABLE public.t (id integer)") as name:
+        yield name
 
 
 REQUIRED_PARAMETERS = ["local_database_name", "ip", "port", "database", "username", "base_type"]

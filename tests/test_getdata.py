@@ -23,11 +23,10 @@ from aiohttp.test_utils import TestClient, TestServer
 from gateway.app import create_app, server_options
 
 from support import (
-    GatewayFactory,
-    create_database,
-    drop_database,
+    database_from,
     error_of,
     gateway_config,
+    GatewayFactory,
     grant,
     register_database,
     run_sql,
@@ -135,11 +134,8 @@ SLOW_QUERY = "select count(*) from sales.customers, generate_series(1, 100000000
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """The module's scratch database, filled by SHOP_SQL."""
-    name = create_database(SHOP_SQL)
-    try:
+    with database_from(SHOP_SQL) as name:
         yield name
-    finally:
-        drop_database(name)
 
 
 async def open_shop(client: TestClient, database: str, local_name: str = "shop") -> TestClient:

@@ -27,8 +27,7 @@ from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient, response_contract
 from support import (
     connect,
-    create_database,
-    drop_database,
+    database_from,
     error_of,
     gateway_config,
     grant,
@@ -391,11 +390,8 @@ class Arena:
 
 @pytest.fixture(scope="module")
 def arena_database() -> Iterator[str]:
-    name = create_database(ARENA_SQL)
-    try:
+    with database_from(ARENA_SQL) as name:
         yield name
-    finally:
-        drop_database(name)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -10,8 +10,7 @@ from aiohttp.test_utils import TestClient
 
 from support import (
     admin_headers,
-    create_database,
-    drop_database,
+    database_from,
     error_of,
     grant,
     granted_names,
@@ -25,12 +24,11 @@ from support import (
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.alpha, public.beta and sales.gamma; tests only read it."""
-    name = create_database(
+    with database_from(
         "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer);"
         "CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
-    )
-    yield name
-    drop_database(name)
+    ) as name:
+        yield name
 
 
 @pytest.fixture

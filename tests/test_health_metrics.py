@@ -20,11 +20,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.config import load_config
 from support import (
     ADMIN_TOKEN,
-    GatewayFactory,
     admin_headers,
     create_database,
+    database_from,
     drop_database,
     error_of,
+    GatewayFactory,
     grant,
     register_database,
     server_parameters,
@@ -58,11 +59,8 @@ SLOW_QUERY = "select count(*) from public.items, generate_series(1, 1000000000)"
 @pytest.fixture(scope="module")
 def items_database() -> Iterator[str]:
     """The module's scratch database holding public.items."""
-    name = create_database(ITEMS_SQL)
-    try:
+    with database_from(ITEMS_SQL) as name:
         yield name
-    finally:
-        drop_database(name)
 
 
 async def open_items(client: TestClient, database: str) -> TestClient:

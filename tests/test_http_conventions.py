@@ -10,9 +10,8 @@ from aiohttp.test_utils import TestClient
 from support import (
     ADMIN_TOKEN,
     admin_headers,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     grant,
     granted_names,
@@ -46,9 +45,8 @@ ONE_MIB = 1024 * 1024
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.alpha; tests only read it."""
-    name = create_database("CREATE TABLE public.alpha (id integer)")
-    yield name
-    drop_database(name)
+    with database_from("CREATE TABLE public.alpha (id integer)") as name:
+        yield name
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from support import (
     admin_headers,
     all_table_names,
     create_database,
+    database_from,
     drop_database,
     error_of,
     free_port,
@@ -43,23 +44,21 @@ SHOP_TABLES = ["shop_public_alpha", "shop_public_beta", "shop_sales_gamma"]
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.alpha, public.beta and sales.gamma; tests only read it."""
-    name = create_database(
+    with database_from(
         "CREATE TABLE public.alpha (id integer); INSERT INTO public.alpha VALUES (1);"
         "CREATE TABLE public.beta (id integer); CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
-    )
-    yield name
-    drop_database(name)
+    ) as name:
+        yield name
 
 
 @pytest.fixture
 def own_database() -> Iterator[str]:
     """A database this test alone uses (and may change): public.keep, public.gone, public.other."""
-    name = create_database(
+    with database_from(
         "CREATE TABLE public.keep (id integer); CREATE TABLE public.gone (id integer);"
         "CREATE TABLE public.other (id integer)"
-    )
-    yield name
-    drop_database(name)
+    ) as name:
+        yield name
 
 
 @pytest.fixture

@@ -13,13 +13,12 @@ from gateway.keys import LOGGER
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
-    GatewayFactory,
     admin_headers,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     free_port,
+    GatewayFactory,
     grant,
     read_logs,
     register_database,
@@ -34,9 +33,8 @@ DISTINCTIVE_USER_TOKEN = "user-Quokka-5521-token"
 @pytest.fixture(scope="module")
 def served_database() -> Iterator[str]:
     """A database holding public.t; tests only read it."""
-    name = create_database("CREATE TABLE public.t (id integer)")
-    yield name
-    drop_database(name)
+    with database_from("CREATE TABLE public.t (id integer)") as name:
+        yield name
 
 
 @pytest.fixture

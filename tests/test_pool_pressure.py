@@ -23,13 +23,12 @@ from aiohttp.test_utils import TestClient
 from postgres_cluster import ThrowawayCluster, cluster_tools_missing
 from support import (
     ADMIN_TOKEN,
-    GatewayFactory,
     admin_headers,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     free_port,
+    GatewayFactory,
     grant,
     register_database,
     run_sql,
@@ -52,11 +51,8 @@ QUICK_QUERY = "SELECT id, name FROM public.items ORDER BY id"
 @pytest.fixture
 def items_database() -> Iterator[str]:
     """A scratch database with ``public.items``, dropped afterwards."""
-    name = create_database(TABLE_SQL)
-    try:
+    with database_from(TABLE_SQL) as name:
         yield name
-    finally:
-        drop_database(name)
 
 
 def gateway_statements(database: str, fragment: str) -> list[tuple[Any, ...]]:

@@ -16,14 +16,13 @@ from gateway.registry import RegistryLoadError
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
-    GatewayFactory,
     admin_headers,
     all_table_names,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     free_port,
+    GatewayFactory,
     grant,
     granted_names,
     read_logs,
@@ -47,17 +46,15 @@ USER_TOKEN = "user-Registry-Otter-8841"
 @pytest.fixture(scope="module")
 def fifty_tables() -> Iterator[str]:
     """A database with public.t1 .. public.t50; tests only read it."""
-    name = create_database(FIFTY_TABLES_SQL)
-    yield name
-    drop_database(name)
+    with database_from(FIFTY_TABLES_SQL) as name:
+        yield name
 
 
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.alpha and public.beta; tests only read it."""
-    name = create_database("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)")
-    yield name
-    drop_database(name)
+    with database_from("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)") as name:
+        yield name
 
 
 @pytest.fixture

@@ -18,11 +18,10 @@ from gateway.keys import REGISTRY
 from gateway.registry import RegistryLoadError
 from support import (
     DISTINCTIVE_PASSWORD,
-    GatewayFactory,
     admin_headers,
-    create_database,
-    drop_database,
+    database_from,
     gateway_command,
+    GatewayFactory,
     grant,
     process_environment,
     read_logs,
@@ -38,9 +37,8 @@ COMMAND_TIMEOUT = 30.0
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.t; tests only read it."""
-    name = create_database("CREATE TABLE public.t (id integer)")
-    yield name
-    drop_database(name)
+    with database_from("CREATE TABLE public.t (id integer)") as name:
+        yield name
 
 
 def new_key() -> str:

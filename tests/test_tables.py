@@ -12,9 +12,8 @@ from support import (
     DISTINCTIVE_PASSWORD,
     admin_headers,
     all_table_names,
-    create_database,
+    database_from,
     database_parameters,
-    drop_database,
     error_of,
     grant,
     granted_names,
@@ -59,9 +58,8 @@ TWO_TABLES_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.be
 @pytest.fixture(scope="module")
 def shop_database() -> Iterator[str]:
     """A database holding public.alpha, public.beta and public.measurements; tests only read it."""
-    name = create_database(TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL)
-    yield name
-    drop_database(name)
+    with database_from(TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL) as name:
+        yield name
 
 
 @pytest.fixture
