@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import structlog
 
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import DatabasePool, PoolLimits, PoolStats
+from gateway.errors import DatabaseUnavailable
 from gateway.registry import DatabaseRecord
 
 
@@ -40,9 +43,25 @@ class DatabasePools:
         driver = self._drivers.get(record.base_type)
         return driver.open_pool(record.connection, self._limits, self._logger.bind(database=record.local_name))
 
-    def adopt(self, record: DatabaseRecord, pool: DatabasePool) -> None:
-        """Keep a pool opened with ``open_unregistered`` once its database is registered."""
-        self._pools[record.local_name] = (record, pool)
+    @contextlib.asynccontextmanager
+    async def on_trial(self, record: DatabaseRecord) -> AsyncIterator[DatabasePool]:
+        """A pool for ``record`` that serves the database only if the ``with`` block succeeds.
+
+        The block talks to the database and saves the registry change; if it
+        raises, the pool is closed and the pool serving now (if any) stays. A
+        database that cannot be reached inside the block is a 502: the upstream
+        refused what the administrator asked for.
+        """
+        pool = self.open_unregistered(record)
+        try:
+            try:
+                yield pool
+            except DatabaseUnavailable as error:
+                raise DatabaseUnavailable(error.message, status=502) from None
+        except BaseException:
+            await pool.close()
+            raise
+        await self.replace(record, pool)
 
     async def replace(self, record: DatabaseRecord, pool: DatabasePool) -> None:
         """Serve ``record`` from ``pool`` from now on, then close the pool it replaces."""

@@ -13,7 +13,7 @@ import attrs
 from aiohttp import web
 
 from gateway.auth import require_admin, token_fingerprint
-from gateway.errors import BadRequest, DatabaseUnavailable
+from gateway.errors import BadRequest
 from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
 from gateway.inputs import RequestInputs, read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
@@ -61,17 +61,9 @@ async def refresh_database(request: web.Request) -> web.Response:
     record = app[REGISTRY].state.database(local_name)
     # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
     # allowlist) is derived again, as on registration.
-    pool = app[POOLS].open_unregistered(record)
-    try:
-        try:
-            catalog = await pool.read_catalog()
-        except DatabaseUnavailable as error:
-            raise DatabaseUnavailable(error.message, status=502) from None
+    async with app[POOLS].on_trial(record) as pool:
+        catalog = await pool.read_catalog()
         changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
-    except BaseException:
-        await pool.close()
-        raise
-    await app[POOLS].replace(record, pool)
     app[LOGGER].info(
         "database_refreshed",
         local_database_name=local_name,
@@ -108,17 +100,9 @@ async def update_database(request: web.Request) -> web.Response:
             f"parameter 'base_type' cannot change from {current.base_type!r}; unregister the database and add it again"
         )
     record = _changed_record(current, inputs)
-    pool = app[POOLS].open_unregistered(record)
-    try:
-        try:
-            await pool.check()
-        except DatabaseUnavailable as error:
-            raise DatabaseUnavailable(error.message, status=502) from None
+    async with app[POOLS].on_trial(record) as pool:
+        await pool.check()
         await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
-    except BaseException:
-        await pool.close()
-        raise
-    await app[POOLS].replace(record, pool)
     app[LOGGER].info(
         "database_updated",
         local_database_name=local_name,

@@ -7,7 +7,7 @@ from aiohttp import web
 from gateway.auth import (
     require_admin,
 )
-from gateway.errors import BadRequest, DatabaseExists, DatabaseUnavailable
+from gateway.errors import BadRequest, DatabaseExists
 from gateway.handlers.tables import answer_list
 from gateway.inputs import read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOGGER, POOLS, REDACTOR, REGISTRY
@@ -37,18 +37,10 @@ async def add_database(request: web.Request) -> web.Response:
     app[DRIVERS].get(record.base_type)
     if record.local_name in app[REGISTRY].state.databases:
         raise DatabaseExists(f"a database is already registered as {record.local_name!r}")
-    pool = app[POOLS].open_unregistered(record)
-    try:
-        try:
-            await pool.check()
-            catalog = await pool.read_catalog()
-        except DatabaseUnavailable as error:
-            raise DatabaseUnavailable(error.message, status=502) from None
+    async with app[POOLS].on_trial(record) as pool:
+        await pool.check()
+        catalog = await pool.read_catalog()
         await app[REGISTRY].update(lambda state: (state.with_database(record, catalog), None))
-    except BaseException:
-        await pool.close()
-        raise
-    app[POOLS].adopt(record, pool)
     app[LOGGER].info(
         "database_registered", local_database_name=record.local_name, base_type=record.base_type, tables=len(catalog)
     )
