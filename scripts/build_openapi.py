@@ -207,7 +207,7 @@ def grant_operations() -> dict[str, dict[str, Any]]:
             "GrantTableAccess",
             "Let a user token read a table (granting twice is a success)",
             security=ADMIN_SECURITY,
-            parameters=["grantee", *TABLE_BY_QUERY],
+            parameters=["new_grantee", *TABLE_BY_QUERY],
             success=json_response("Granted", "Succeeded", [{"status": "success"}]),
             errors={400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
         ),

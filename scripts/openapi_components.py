@@ -282,10 +282,18 @@ PARAMETERS: dict[str, Schema] = {
     "folder": _query("folder", TEXT, "Full path: the folder (schema) holding the table."),
     "table": _query("table", TEXT, "Full path: the table's name in its folder."),
     "new_local_table_name": _query("new_local_table_name", NAME, "The new local name (the body may give it)."),
+    "new_grantee": _query(
+        "user_token",
+        {"type": "string", "minLength": 16, "maxLength": 1024},
+        "The user token to grant the table to: 16 (the setting min_user_token_length) to 1024 printable "
+        "characters, no surrounding spaces.",
+        required=True,
+    ),
     "grantee": _query(
         "user_token",
         {"type": "string", "minLength": 1, "maxLength": 1024},
-        "The user token the grant is for (1-1024 printable characters, no surrounding spaces).",
+        "The user token the grant is for (1-1024 printable characters, no surrounding spaces; tokens granted "
+        "before min_user_token_length was raised are still found).",
         required=True,
     ),
     "ip": _query("ip", TEXT, "Database host name or address, without port."),

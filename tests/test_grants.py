@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
+from gateway.config import ConfigError
 from support import (
+    GatewayFactory,
     admin_headers,
     database_from,
     error_of,
+    gateway_config,
     grant,
     granted_names,
     register_database,
     registry_path,
     success_of,
     table_data,
+    user_headers,
 )
 
 
@@ -166,3 +171,53 @@ async def test_grants_span_databases(shop: TestClient, shop_database: str) -> No
     await grant(shop, "reader-token-0001", "other_sales_gamma")
     await grant(shop, "reader-token-0001", "shop_public_beta")
     assert await granted_names(shop, "reader-token-0001") == ["other_sales_gamma", "shop_public_beta"]
+
+
+# -- the shortest user token a grant takes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("user_token", ["x", "reader", "fifteen-chars-x"], ids=["1", "6", "15"])
+async def test_a_user_token_shorter_than_16_characters_is_refused(shop: TestClient, user_token: str) -> None:
+    """Granting a token under 16 characters is 400 naming user_token and the minimum; nothing is granted."""
+    response = await grant_with(shop, user_token=user_token, local_table_name="shop_public_alpha")
+    assert response.status == 400
+    body = await error_of(response)
+    assert body["error"] == "bad_request"
+    assert "user_token" in body["message"] and "16" in body["message"]
+    assert await granted_names(shop, user_token) == []
+
+
+async def test_a_user_token_of_exactly_16_characters_is_granted(shop: TestClient) -> None:
+    """Sixteen characters is enough."""
+    response = await grant_with(shop, user_token="sixteen-chars-xy", local_table_name="shop_public_alpha")
+    assert await success_of(response) == [{"status": "success"}]
+    assert await granted_names(shop, "sixteen-chars-xy") == ["shop_public_alpha"]
+
+
+async def test_the_minimum_is_a_setting_and_older_short_grants_keep_working(
+    make_gateway: GatewayFactory, shop_database: str
+) -> None:
+    """With min_user_token_length=4 "abcd" is granted; after a restart with the default the grant still serves."""
+    lenient = await make_gateway(min_user_token_length=4)
+    await register_database(lenient, "shop", shop_database)
+    granted = await grant_with(lenient, user_token="abcd", local_table_name="shop_public_alpha")
+    assert await success_of(granted) == [{"status": "success"}]
+    assert (await grant_with(lenient, user_token="abc", local_table_name="shop_public_beta")).status == 400
+
+    strict = await make_gateway()
+    assert await granted_names(strict, "abcd") == ["shop_public_alpha"]
+    assert (await table_data(strict, "abcd", local_table_name="shop_public_alpha")).status == 200
+    listed_grants = await strict.get("/GrantTableAccess/", params={"user_token": "abcd"}, headers=admin_headers())
+    assert [t["local_table_name"] for t in (await success_of(listed_grants))[0]["tables"]] == ["shop_public_alpha"]
+    revoked = await strict.delete(
+        "/GrantTableAccess/", params={"user_token": "abcd", "local_table_name": "shop_public_alpha"}, headers=admin_headers()
+    )
+    assert await success_of(revoked) == [{"status": "success", "revoked": True}]
+    assert (await strict.get("/Table/list", headers=user_headers("abcd"))).status == 200
+
+
+@pytest.mark.parametrize("value", [0, -1, 1025])
+def test_the_minimum_must_be_between_1_and_1024(tmp_path: Path, value: int) -> None:
+    """min_user_token_length outside 1-1024 stops start-up with a ConfigError naming it."""
+    with pytest.raises(ConfigError, match="min_user_token_length"):
+        gateway_config(tmp_path, min_user_token_length=value)

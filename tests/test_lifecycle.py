@@ -130,6 +130,13 @@ async def test_minted_tokens_are_long_url_safe_and_new_each_time(gateway: TestCl
     assert len(set(tokens)) == len(tokens)
 
 
+async def test_minted_tokens_are_at_least_min_user_token_length_long(make_gateway: Any) -> None:
+    """With min_user_token_length=100 a minted token has at least 100 characters."""
+    client = await make_gateway(min_user_token_length=100)
+    token = await mint(client)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{100,}", token), token
+
+
 async def test_the_registry_file_keeps_only_the_minted_tokens_hash(gateway: TestClient) -> None:
     """The file lists the token's salted hash among minted_tokens and never the token itself."""
     token = await mint(gateway)
