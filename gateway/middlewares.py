@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, header_token, token_fingerprint
+from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, presented_token, token_fingerprint
 from gateway.errors import (
     GatewayError,
     InternalError,
@@ -26,8 +26,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
-    admin_token = header_token(request, ADMIN_TOKEN_HEADERS)
-    user_token = header_token(request, USER_TOKEN_HEADERS)
+    admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
+    user_token = presented_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
     started = time.perf_counter()
     status = 500

@@ -168,8 +168,12 @@ SCHEMAS: dict[str, Schema] = {
     "Reachability": {
         "type": "object",
         "additionalProperties": {"enum": ["reachable", "unreachable"]},
-        "description": "Local database name to reachable / unreachable; no host, port, user or reason.",
+        "description": "Local database name to reachable / unreachable; no host, port, user or reason. "
+        "Only answered with the admin token.",
     },
+    "ReachabilityCounts": closed_object(
+        {"reachable": COUNT, "unreachable": COUNT},
+    ),
     "Ready": {
         "type": "object",
         "required": ["status", "ready", "registry"],
@@ -177,6 +181,7 @@ SCHEMAS: dict[str, Schema] = {
             "status": ref("schemas", "SuccessStatus"),
             "ready": {"const": True},
             "registry": {"const": "loaded"},
+            "database_counts": ref("schemas", "ReachabilityCounts"),
             "databases": ref("schemas", "Reachability"),
         },
         "additionalProperties": False,
@@ -186,8 +191,10 @@ SCHEMAS: dict[str, Schema] = {
             "status": {"const": "error"},
             "error": {"const": "database_unavailable"},
             "message": {"type": "string", "minLength": 1},
+            "database_counts": ref("schemas", "ReachabilityCounts"),
             "databases": ref("schemas", "Reachability"),
-        }
+        },
+        optional=("databases",),
     ),
     "OpenAPIDocument": {
         "type": "object",
@@ -316,7 +323,8 @@ PARAMETERS: dict[str, Schema] = {
     "check_databases": _query(
         "databases",
         {"type": "string", "enum": ["1", "0", "true", "false", "yes", "no", "on", "off"]},
-        "1 (true, yes, on; any case): also try each registered database, concurrently, 2 s each.",
+        "1 (true, yes, on; any case): also try each registered database, concurrently, 2 s each; the answer "
+        "counts them, and names them only to the admin token.",
     ),
 }
 

@@ -118,15 +118,22 @@ class TestHealth:
     async def test_readyz_with_databases_reports_a_reachable_database(
         self, gateway: TestClient, items_database: str
     ) -> None:
-        """With databases=1 each registered database is probed; all reachable is 200 with the map."""
+        """With databases=1 each registered database is probed; all reachable is 200, counted, named for the admin."""
         await open_items(gateway, items_database)
-        body = await success_of(await gateway.get("/readyz", params={"databases": "1"}))
-        assert body == {"status": "success", "ready": True, "registry": "loaded", "databases": {"items": "reachable"}}
+        counted = {
+            "status": "success",
+            "ready": True,
+            "registry": "loaded",
+            "database_counts": {"reachable": 1, "unreachable": 0},
+        }
+        assert await success_of(await gateway.get("/readyz", params={"databases": "1"})) == counted
+        named = await success_of(await gateway.get("/readyz", params={"databases": "1"}, headers=admin_headers()))
+        assert named == {**counted, "databases": {"items": "reachable"}}
 
     async def test_readyz_with_an_unreachable_database_is_503_without_connection_data(
         self, gateway: TestClient, items_database: str
     ) -> None:
-        """A registered database that is gone makes /readyz?databases=1 a 503 naming only local names."""
+        """A registered database that is gone makes /readyz?databases=1 a 503 naming only local names (to the admin)."""
         await open_items(gateway, items_database)
         doomed = create_database()
         try:
@@ -134,7 +141,7 @@ class TestHealth:
         finally:
             drop_database(doomed)
         started = time.monotonic()
-        response = await gateway.get("/readyz", params={"databases": "1"})
+        response = await gateway.get("/readyz", params={"databases": "1"}, headers=admin_headers())
         elapsed = time.monotonic() - started
         text = await response.text()
         assert response.status == 503, text
@@ -142,7 +149,8 @@ class TestHealth:
         body = await response.json()
         assert body["status"] == "error" and body["error"] == "database_unavailable" and body["message"]
         assert body["databases"] == {"doomed": "unreachable", "items": "reachable"}
-        assert set(body) == {"status", "error", "message", "databases"}
+        assert body["database_counts"] == {"reachable": 1, "unreachable": 1}
+        assert set(body) == {"status", "error", "message", "database_counts", "databases"}
         server = server_parameters()
         for connection_detail in (server["ip"], server["port"], server["username"], doomed, "does not exist"):
             assert connection_detail not in text
@@ -215,7 +223,7 @@ class TestGetDataMetrics:
         unknown = await client.get(
             "/GetData", params={"local_database_name": "unknown_db", "query": "select 1"}, headers=user_headers(TOKEN)
         )
-        assert unknown.status == 404
+        assert unknown.status == 403
 
         samples = await scrape(client)
         counts = {

@@ -310,7 +310,7 @@ ERROR_REQUESTS = [
         403,
     ),
     ("GET", "/Table", {"local_table_name": "shop_public_alpha"}, "stranger-token-001", 403),
-    ("GET", "/Table", {"local_table_name": "nowhere"}, "reader-token-0001", 404),
+    ("GET", "/Table", {"local_table_name": "nowhere"}, "reader-token-0001", 403),
     ("PUT", "/Database", {"local_database_name": "shop"}, "admin", 400),
 ]
 

@@ -258,8 +258,8 @@ async def test_grants_follow_a_renamed_table(shop: TestClient) -> None:
     body = await success_of(await table_data(shop, "follower-token-001", local_table_name="renamed"))
     assert body["TableData"]["table_name"] == "alpha"
     response = await table_data(shop, "follower-token-001", local_table_name="shop_public_alpha")
-    assert response.status == 404
-    assert (await error_of(response))["error"] == "table_not_found"
+    assert response.status == 403
+    assert (await error_of(response))["error"] == "access_denied"
 
 
 # -- GetTableData -------------------------------------------------------------------------------------------
@@ -321,17 +321,39 @@ async def test_table_data_for_a_table_not_granted_is_denied(shop: TestClient) ->
         assert (await error_of(response))["error"] == "access_denied"
 
 
+def message_template(message: str, params: dict[str, str]) -> str:
+    """``message`` with every parameter value in it replaced by ``<>``: what is left must not depend on the table."""
+    for value in sorted(params.values(), key=len, reverse=True):
+        message = message.replace(value, "<>")
+    return message
+
+
 @pytest.mark.parametrize(
-    "params",
-    [{"local_table_name": "nowhere"}, {"database": "shop", "folder": "public", "table": "nowhere"}],
-    ids=["local-name", "path"],
+    ("unknown", "ungranted"),
+    [
+        ({"local_table_name": "nowhere"}, {"local_table_name": "shop_public_beta"}),
+        (
+            {"database": "shop", "folder": "public", "table": "nowhere"},
+            {"database": "shop", "folder": "public", "table": "beta"},
+        ),
+        (
+            {"database": "elsewhere", "folder": "public", "table": "beta"},
+            {"database": "shop", "folder": "public", "table": "beta"},
+        ),
+    ],
+    ids=["local-name", "path", "unknown-database"],
 )
-async def test_table_data_for_an_unknown_table_is_not_found(shop: TestClient, params: dict[str, str]) -> None:
-    """An unregistered table is 404 table_not_found."""
+async def test_table_data_for_an_unknown_table_is_denied_as_an_ungranted_one(
+    shop: TestClient, unknown: dict[str, str], ungranted: dict[str, str]
+) -> None:
+    """An unregistered table is 403 access_denied, worded as a registered table not granted (no existence oracle)."""
     await grant(shop, "reader-token-0001", "shop_public_alpha")
-    response = await table_data(shop, "reader-token-0001", **params)
-    assert response.status == 404
-    assert (await error_of(response))["error"] == "table_not_found"
+    unknown_answer = await table_data(shop, "reader-token-0001", **unknown)
+    ungranted_answer = await table_data(shop, "reader-token-0001", **ungranted)
+    assert (unknown_answer.status, ungranted_answer.status) == (403, 403)
+    unknown_body, ungranted_body = await error_of(unknown_answer), await error_of(ungranted_answer)
+    assert unknown_body["error"] == ungranted_body["error"] == "access_denied"
+    assert message_template(unknown_body["message"], unknown) == message_template(ungranted_body["message"], ungranted)
 
 
 async def test_table_data_without_identification_is_a_bad_request(shop: TestClient) -> None:
