@@ -91,8 +91,8 @@ class GatewayConfig:
         default=16, validator=[attrs.validators.ge(1), attrs.validators.le(MAX_USER_TOKEN_LENGTH)]
     )
     """Fewest characters a user token needs to be granted (shorter: 400); minted tokens are at least this long."""
-    metrics_require_admin: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
-    """Whether ``GET /metrics`` needs the admin token (403 without it); open by default."""
+    metrics_require_admin: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether ``GET /metrics`` needs the admin token (403 without it); its labels name registered databases."""
     drivers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     """Per-driver options, the ``[drivers.<base_type>]`` tables."""
 

@@ -288,7 +288,8 @@ def service_paths() -> dict[str, dict[str, Any]]:
             "get": operation(
                 "Metrics",
                 "Prometheus metrics (text exposition format)",
-                description="Needs the admin token only when the setting metrics_require_admin is true.",
+                description="Needs the admin token unless the setting metrics_require_admin is false (it is true by "
+                "default: the labels name the registered databases).",
                 security=[*ADMIN_SECURITY, {}],
                 success={"description": "The metrics", "content": {METRICS_MEDIA_TYPE: {"schema": {"type": "string"}}}},
                 errors={403: DENIED},

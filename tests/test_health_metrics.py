@@ -91,7 +91,8 @@ class Samples:
 
 
 async def scrape(client: TestClient, headers: dict[str, str] | None = None) -> Samples:
-    response = await client.get("/metrics", headers=headers or {})
+    """GET /metrics, with the admin token unless ``headers`` says otherwise."""
+    response = await client.get("/metrics", headers=admin_headers() if headers is None else headers)
     text = await response.text()
     assert response.status == 200, text
     assert response.headers["Content-Type"] == CONTENT_TYPE_LATEST
@@ -165,9 +166,9 @@ class TestHealth:
 
 
 class TestRequestMetrics:
-    async def test_metrics_is_prometheus_text_without_a_token_by_default(self, gateway: TestClient) -> None:
-        """/metrics answers the Prometheus text format to anyone while metrics_require_admin is off."""
-        samples = await scrape(gateway)
+    async def test_metrics_is_prometheus_text_without_a_token_when_opened(self, make_gateway: GatewayFactory) -> None:
+        """/metrics answers the Prometheus text format to anyone once metrics_require_admin is off."""
+        samples = await scrape(await make_gateway(metrics_require_admin=False), headers={})
         assert GATEWAY_FAMILIES <= samples.families, GATEWAY_FAMILIES - samples.families
         assert "process_resident_memory_bytes" in samples.families
 
@@ -307,9 +308,9 @@ async def _wait_for_in_use(client: TestClient, database: str, connections: int) 
 
 
 class TestMetricsProtection:
-    async def test_metrics_require_admin_refuses_without_the_admin_token(self, make_gateway: GatewayFactory) -> None:
-        """With metrics_require_admin on, /metrics is 403 without (or with a wrong) admin token, 200 with it."""
-        client = await make_gateway(metrics_require_admin=True)
+    async def test_metrics_require_admin_refuses_without_the_admin_token(self, gateway: TestClient) -> None:
+        """By default (metrics_require_admin on) /metrics is 403 without (or with a wrong) admin token, 200 with it."""
+        client = gateway
         missing = await client.get("/metrics")
         assert missing.status == 403 and (await error_of(missing))["error"] == "access_denied"
         wrong = await client.get("/metrics", headers={"admin_token": "not-the-admin-token"})
@@ -320,7 +321,7 @@ class TestMetricsProtection:
         await success_of(await client.get("/readyz"))
 
     def test_metrics_require_admin_is_a_boolean_setting(self, tmp_path: Path) -> None:
-        """The setting defaults to off and reads yes/no words from DBGATEWAY_METRICS_REQUIRE_ADMIN."""
-        assert load_config(environ={}).metrics_require_admin is False
+        """The setting defaults to on and reads yes/no words from DBGATEWAY_METRICS_REQUIRE_ADMIN."""
+        assert load_config(environ={}).metrics_require_admin is True
         assert load_config(environ={"DBGATEWAY_METRICS_REQUIRE_ADMIN": "yes"}).metrics_require_admin is True
         assert load_config(environ={"DBGATEWAY_METRICS_REQUIRE_ADMIN": "0"}).metrics_require_admin is False
