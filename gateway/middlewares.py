@@ -16,7 +16,7 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, METRICS, REGISTRY
+from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY
 from gateway.logbook import request_secrets
 from gateway.responses import error_response
 
@@ -56,6 +56,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except GatewayError as error:
+        # A message may quote what the database said about an input (a database name holding a DSN, say).
+        error.message = request.app[REDACTOR].redact_text(error.message)
         if error.status >= 500:
             cause = str(error.__cause__) if error.__cause__ is not None else None
             request.app[LOGGER].error(
