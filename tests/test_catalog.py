@@ -158,7 +158,8 @@ async def test_default_name_taken_by_a_renamed_table_of_another_database_gets_a_
     assert await all_table_names(gateway, local_database_name="two") == ["two_public_t_3", "two_public_u"]
     assert await all_table_names(gateway, local_database_name="one") == ["two_public_t", "two_public_t_2"]
     await grant(gateway, "checker-token-0001", "two_public_t")
-    description = (await success_of(await table_data(gateway, "checker-token-0001", local_table_name="two_public_t")))["TableData"]
+    answer = await table_data(gateway, "checker-token-0001", local_table_name="two_public_t")
+    description = (await success_of(answer))["TableData"]
     assert (description["database_name"], description["table_name"]) == ("one", "t")
 
 

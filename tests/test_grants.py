@@ -68,7 +68,12 @@ async def test_grant_by_full_path(shop: TestClient) -> None:
 async def test_full_path_wins_over_local_name(shop: TestClient) -> None:
     """Given the local name of alpha and the full path of beta, beta is granted and alpha is not."""
     response = await grant_with(
-        shop, user_token="reader-token-0001", local_table_name="shop_public_alpha", database="shop", folder="public", table="beta"
+        shop,
+        user_token="reader-token-0001",
+        local_table_name="shop_public_alpha",
+        database="shop",
+        folder="public",
+        table="beta",
     )
     assert await success_of(response) == [{"status": "success"}]
     assert await granted_names(shop, "reader-token-0001") == ["shop_public_beta"]

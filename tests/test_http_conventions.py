@@ -124,7 +124,8 @@ async def test_wrong_hyphenated_admin_token_is_denied(shop: TestClient) -> None:
 
 async def test_an_empty_admin_token_header_counts_as_absent(shop: TestClient) -> None:
     """An empty admin_token header beside a user token makes /Database/list a ListTable."""
-    assert await listed(shop, "/Database/list", {"admin_token": "", "user_token": "reader-token-0001"}) == ["shop_public_alpha"]
+    headers = {"admin_token": "", "user_token": "reader-token-0001"}
+    assert await listed(shop, "/Database/list", headers) == ["shop_public_alpha"]
 
 
 # -- unknown routes and methods --------------------------------------------------------------------------------

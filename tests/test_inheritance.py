@@ -70,7 +70,8 @@ def pub_reader(shop_database: str) -> Iterator[str]:
     """A login role that may read every relation of schema pub and nothing of schema sec."""
     role = f"dbgw_test_reader_{secrets.token_hex(4)}"
     run_sql(None, f'CREATE ROLE "{role}" LOGIN')
-    run_sql(shop_database, f'GRANT USAGE ON SCHEMA pub TO "{role}"; GRANT SELECT ON ALL TABLES IN SCHEMA pub TO "{role}"')
+    run_sql(shop_database, f'GRANT USAGE ON SCHEMA pub TO "{role}"')
+    run_sql(shop_database, f'GRANT SELECT ON ALL TABLES IN SCHEMA pub TO "{role}"')
     try:
         yield role
     finally:
@@ -134,11 +135,13 @@ async def test_a_child_granted_too_is_read_by_its_own_name(gateway: TestClient, 
     await grant(shop, TOKEN, "shop_sec_items_grandchild")
     assert await rows_of(shop, "select id from pub.items order by id") == [{"id": 1}]
     assert await rows_of(shop, "select id, note from sec.items_child order by id") == [{"id": 2, "note": "child"}]
-    both = "select id from pub.items union all select id from sec.items_child union all select id from sec.items_grandchild"
-    assert await rows_of(shop, both + " order by id") == [{"id": 1}, {"id": 2}, {"id": 3}]
+    every = "select id from pub.items union all select id from sec.items_child union all select id from sec.items_grandchild"
+    assert await rows_of(shop, every + " order by id") == [{"id": 1}, {"id": 2}, {"id": 3}]
 
 
-@pytest.mark.parametrize("query", ["select id, note from pub.parted order by id", "select id, note from pub.parted* order by id"])
+@pytest.mark.parametrize(
+    "query", ["select id, note from pub.parted order by id", "select id, note from pub.parted* order by id"]
+)
 async def test_a_granted_partitioned_table_returns_its_partitions_rows(shop: TestClient, query: str) -> None:
     """A partitioned table's partitions are its own rows: granting pub.parted returns the one in sec too."""
     await grant(shop, TOKEN, "shop_pub_parted")

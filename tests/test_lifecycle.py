@@ -196,7 +196,12 @@ async def test_revoke_full_path_wins_over_local_name(shop: TestClient) -> None:
     await grant(shop, "reader-token-0001", "shop_public_alpha")
     await grant(shop, "reader-token-0001", "shop_sales_gamma")
     response = await revoke(
-        shop, user_token="reader-token-0001", local_table_name="shop_public_alpha", database="shop", folder="sales", table="gamma"
+        shop,
+        user_token="reader-token-0001",
+        local_table_name="shop_public_alpha",
+        database="shop",
+        folder="sales",
+        table="gamma",
     )
     assert (await success_of(response))[0]["revoked"] is True
     assert await granted_names(shop, "reader-token-0001") == ["shop_public_alpha"]
@@ -206,7 +211,11 @@ async def test_revoke_full_path_wins_over_local_name(shop: TestClient) -> None:
     ("params", "status", "code"),
     [
         ({"user_token": "reader-token-0001", "local_table_name": "nope"}, 404, "table_not_found"),
-        ({"user_token": "reader-token-0001", "database": "shop", "folder": "public", "table": "nope"}, 404, "table_not_found"),
+        (
+            {"user_token": "reader-token-0001", "database": "shop", "folder": "public", "table": "nope"},
+            404,
+            "table_not_found",
+        ),
         ({"local_table_name": "shop_public_alpha"}, 400, "bad_request"),
         ({"user_token": "reader-token-0001"}, 400, "bad_request"),
     ],

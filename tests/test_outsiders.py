@@ -23,6 +23,7 @@ from support import (
     database_from,
     error_of,
     grant,
+    message_template,
     read_logs,
     register_database,
     user_headers,
@@ -131,13 +132,6 @@ async def test_a_user_token_that_is_not_utf8_gets_what_a_wrong_token_gets(shop: 
 
 
 # -- no existence oracle -------------------------------------------------------------------------------------
-
-
-def message_template(message: str, *names: str) -> str:
-    """``message`` with each of ``names`` replaced by ``<>``: what is left must not depend on which name was asked."""
-    for name in sorted(names, key=len, reverse=True):
-        message = message.replace(name, "<>")
-    return message
 
 
 async def get_data(client: TestClient, database: str, token: str = TOKEN) -> Any:

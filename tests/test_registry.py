@@ -220,7 +220,12 @@ async def test_fifty_concurrent_grants_and_renames_are_all_kept(
         requests.append(
             gateway.post(
                 "/GrantTableAccess/",
-                params={"user_token": f"token-{index:04d}-registry", "database": "shop", "folder": "public", "table": f"t{index}"},
+                params={
+                    "user_token": f"token-{index:04d}-registry",
+                    "database": "shop",
+                    "folder": "public",
+                    "table": f"t{index}",
+                },
                 headers=admin_headers(),
             )
         )
