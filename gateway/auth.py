@@ -3,6 +3,11 @@
 User tokens are chosen by the administrator when granting; the registry keeps
 only an HMAC of each (keyed by the registry's own salt), so a copy of the file
 does not reveal them. Logs carry a short fingerprint, never a token.
+
+aiohttp decodes header values as UTF-8 with ``surrogateescape``: bytes that are
+not UTF-8 arrive as lone surrogates. Such a value can match no token (every
+token was given as text), so ``header_token`` answers 403 for it; hashing keeps
+the raw bytes, so the access log still shows its fingerprint.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ USER_TOKEN_HEADERS = ("user_token", "user-token")
 FINGERPRINT_LENGTH = 12
 
 
-def header_token(request: web.Request, names: tuple[str, ...]) -> str | None:
-    """The first non-empty header among ``names``, or None."""
+def presented_token(request: web.Request, names: tuple[str, ...]) -> str | None:
+    """The first non-empty header among ``names``, or None, as aiohttp decoded it (for the access log)."""
     for name in names:
         value = request.headers.get(name, "").strip()
         if value:
@@ -31,8 +36,29 @@ def header_token(request: web.Request, names: tuple[str, ...]) -> str | None:
     return None
 
 
+def header_token(request: web.Request, names: tuple[str, ...]) -> str | None:
+    """The first non-empty header among ``names``, or None; 403 when its bytes are not UTF-8."""
+    value = presented_token(request, names)
+    if value is not None and not _is_utf8(value):
+        raise AccessDenied(f"access denied: the {names[0]} header is not UTF-8 text, so it matches no token")
+    return value
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _token_bytes(token: str) -> bytes:
+    # surrogateescape gives back the bytes a header carried, UTF-8 or not.
+    return token.encode("utf-8", "surrogateescape")
+
+
 def hash_user_token(salt: str, token: str) -> str:
-    return hmac.new(salt.encode(), token.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(salt.encode(), _token_bytes(token), hashlib.sha256).hexdigest()
 
 
 def token_fingerprint(salt: str, token: str) -> str:
@@ -43,7 +69,7 @@ def token_fingerprint(salt: str, token: str) -> str:
 def admin_token_matches(expected: str, presented: str | None) -> bool:
     if presented is None:
         return False
-    return hmac.compare_digest(expected.encode(), presented.encode())
+    return hmac.compare_digest(expected.encode(), _token_bytes(presented))
 
 
 def require_admin(request: web.Request, expected: str) -> None:

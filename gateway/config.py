@@ -18,6 +18,9 @@ from cryptography.fernet import Fernet
 
 ENV_PREFIX = "DBGATEWAY_"
 
+MAX_USER_TOKEN_LENGTH = 1024
+"""Longest user token a grant takes (and so the most ``min_user_token_length`` may ask for)."""
+
 
 class ConfigError(Exception):
     """A setting is missing, unknown or malformed; the message names it."""
@@ -84,8 +87,12 @@ class GatewayConfig:
     """Largest request body accepted; larger gets 413."""
     max_query_bytes: int = attrs.field(default=100 * 1024, validator=_positive)
     """Largest GetData query text accepted; larger gets 413."""
-    metrics_require_admin: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
-    """Whether ``GET /metrics`` needs the admin token (403 without it); open by default."""
+    min_user_token_length: int = attrs.field(
+        default=16, validator=[attrs.validators.ge(1), attrs.validators.le(MAX_USER_TOKEN_LENGTH)]
+    )
+    """Fewest characters a user token needs to be granted (shorter: 400); minted tokens are at least this long."""
+    metrics_require_admin: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether ``GET /metrics`` needs the admin token (403 without it); its labels name registered databases."""
     drivers: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     """Per-driver options, the ``[drivers.<base_type>]`` tables."""
 

@@ -136,6 +136,13 @@ class CatalogTable:
     """Relation name inside the folder, exactly as the database spells it."""
     kind: TableKind
     """What sort of relation it is."""
+    inherits_from: tuple[tuple[str, str], ...] = ()
+    """``(folder, table)`` of each table it inherits from directly, partitioning excluded.
+
+    The gateway warns when a granted table has inheritance children outside the
+    grants: a driver that reads tables as ONLY (PostgreSQL's does) never returns
+    their rows through the parent. A backend without table inheritance leaves it empty.
+    """
 
 
 @attrs.frozen

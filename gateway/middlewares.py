@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, header_token, token_fingerprint
+from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, presented_token, token_fingerprint
 from gateway.errors import (
     GatewayError,
     InternalError,
@@ -16,7 +16,7 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, METRICS, REGISTRY
+from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY
 from gateway.logbook import request_secrets
 from gateway.responses import error_response
 
@@ -26,8 +26,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
-    admin_token = header_token(request, ADMIN_TOKEN_HEADERS)
-    user_token = header_token(request, USER_TOKEN_HEADERS)
+    admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
+    user_token = presented_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
     started = time.perf_counter()
     status = 500
@@ -56,6 +56,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except GatewayError as error:
+        # A message may quote what the database said about an input (a database name holding a DSN, say).
+        error.message = request.app[REDACTOR].redact_text(error.message)
         if error.status >= 500:
             cause = str(error.__cause__) if error.__cause__ is not None else None
             request.app[LOGGER].error(

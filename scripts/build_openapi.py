@@ -187,6 +187,8 @@ def table_operations() -> dict[str, dict[str, Any]]:
         "get": operation(
             "GetTableData",
             "A granted table's columns and type names, read live",
+            description="A table that is not registered is 403 access_denied, worded as for one not granted (no "
+            "existence oracle); 404 table_not_found is a granted table dropped from its database since.",
             security=USER_SECURITY,
             parameters=TABLE_BY_QUERY,
             success=json_response("The description", "TableData"),
@@ -207,7 +209,7 @@ def grant_operations() -> dict[str, dict[str, Any]]:
             "GrantTableAccess",
             "Let a user token read a table (granting twice is a success)",
             security=ADMIN_SECURITY,
-            parameters=["grantee", *TABLE_BY_QUERY],
+            parameters=["new_grantee", *TABLE_BY_QUERY],
             success=json_response("Granted", "Succeeded", [{"status": "success"}]),
             errors={400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
         ),
@@ -235,7 +237,8 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "GetData" if method == "get" else "GetDataPost",
         "Run one read-only SELECT over granted tables" + (" (for queries too long for a URL)" if method == "post" else ""),
         description="Inputs from the query string or the JSON body. The result streams as "
-        "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated.",
+        "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated. "
+        "A database that is not registered is 403 access_denied, worded as for one without a granted table.",
         security=USER_SECURITY,
         parameters=["local_database_name", "query"],
         body="QueryFields",
@@ -247,7 +250,6 @@ def get_data_operation(method: str) -> dict[str, Any]:
             400: [*INPUT_400, "query_rejected", "query_failed"],
             401: ["token_required"],
             403: DENIED,
-            404: ["database_not_found"],
             413: ["payload_too_large"],
             503: ["database_unavailable"],
             504: ["query_timeout"],
@@ -271,20 +273,23 @@ def service_paths() -> dict[str, dict[str, Any]]:
             "get": operation(
                 "Readyz",
                 "The registry is loaded (with databases=1: every registered database answers)",
-                security=NO_SECURITY,
+                description="No token needed. With databases=1 the answer counts the databases; with the admin "
+                "token it also names them (a wrong admin token is 403).",
+                security=[{}, *ADMIN_SECURITY],
                 parameters=["check_databases"],
                 success=json_response("Ready", "Ready"),
                 extra_responses={
                     "503": json_response("A registered database does not answer (error: database_unavailable)", "NotReady")
                 },
-                errors={400: INPUT_400},
+                errors={400: INPUT_400, 403: DENIED},
             )
         },
         "/metrics": {
             "get": operation(
                 "Metrics",
                 "Prometheus metrics (text exposition format)",
-                description="Needs the admin token only when the setting metrics_require_admin is true.",
+                description="Needs the admin token unless the setting metrics_require_admin is false (it is true by "
+                "default: the labels name the registered databases).",
                 security=[*ADMIN_SECURITY, {}],
                 success={"description": "The metrics", "content": {METRICS_MEDIA_TYPE: {"schema": {"type": "string"}}}},
                 errors={403: DENIED},

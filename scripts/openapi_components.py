@@ -168,8 +168,12 @@ SCHEMAS: dict[str, Schema] = {
     "Reachability": {
         "type": "object",
         "additionalProperties": {"enum": ["reachable", "unreachable"]},
-        "description": "Local database name to reachable / unreachable; no host, port, user or reason.",
+        "description": "Local database name to reachable / unreachable; no host, port, user or reason. "
+        "Only answered with the admin token.",
     },
+    "ReachabilityCounts": closed_object(
+        {"reachable": COUNT, "unreachable": COUNT},
+    ),
     "Ready": {
         "type": "object",
         "required": ["status", "ready", "registry"],
@@ -177,6 +181,7 @@ SCHEMAS: dict[str, Schema] = {
             "status": ref("schemas", "SuccessStatus"),
             "ready": {"const": True},
             "registry": {"const": "loaded"},
+            "database_counts": ref("schemas", "ReachabilityCounts"),
             "databases": ref("schemas", "Reachability"),
         },
         "additionalProperties": False,
@@ -186,8 +191,10 @@ SCHEMAS: dict[str, Schema] = {
             "status": {"const": "error"},
             "error": {"const": "database_unavailable"},
             "message": {"type": "string", "minLength": 1},
+            "database_counts": ref("schemas", "ReachabilityCounts"),
             "databases": ref("schemas", "Reachability"),
-        }
+        },
+        optional=("databases",),
     ),
     "OpenAPIDocument": {
         "type": "object",
@@ -282,10 +289,18 @@ PARAMETERS: dict[str, Schema] = {
     "folder": _query("folder", TEXT, "Full path: the folder (schema) holding the table."),
     "table": _query("table", TEXT, "Full path: the table's name in its folder."),
     "new_local_table_name": _query("new_local_table_name", NAME, "The new local name (the body may give it)."),
+    "new_grantee": _query(
+        "user_token",
+        {"type": "string", "minLength": 16, "maxLength": 1024},
+        "The user token to grant the table to: 16 (the setting min_user_token_length) to 1024 printable "
+        "characters, no surrounding spaces.",
+        required=True,
+    ),
     "grantee": _query(
         "user_token",
         {"type": "string", "minLength": 1, "maxLength": 1024},
-        "The user token the grant is for (1-1024 printable characters, no surrounding spaces).",
+        "The user token the grant is for (1-1024 printable characters, no surrounding spaces; tokens granted "
+        "before min_user_token_length was raised are still found).",
         required=True,
     ),
     "ip": _query("ip", TEXT, "Database host name or address, without port."),
@@ -308,7 +323,8 @@ PARAMETERS: dict[str, Schema] = {
     "check_databases": _query(
         "databases",
         {"type": "string", "enum": ["1", "0", "true", "false", "yes", "no", "on", "off"]},
-        "1 (true, yes, on; any case): also try each registered database, concurrently, 2 s each.",
+        "1 (true, yes, on; any case): also try each registered database, concurrently, 2 s each; the answer "
+        "counts them, and names them only to the admin token.",
     ),
 }
 

@@ -87,10 +87,10 @@ async def test_quoted_names_are_kept_exactly_as_the_database_spells_them(
     await register_database(gateway, "shop", catalog_database)
     path = {"database": "shop", "folder": "Sales", "table": "order lines"}
     response = await gateway.post(
-        "/GrantTableAccess/", params={"user_token": "reader-1", **path}, headers=admin_headers()
+        "/GrantTableAccess/", params={"user_token": "reader-token-0001", **path}, headers=admin_headers()
     )
     assert response.status == 200, await response.text()
-    body = await success_of(await table_data(gateway, "reader-1", local_table_name="shop_Sales_order lines"))
+    body = await success_of(await table_data(gateway, "reader-token-0001", local_table_name="shop_Sales_order lines"))
     assert body["TableData"] == {
         "columns": {"line": "integer", "Qty": "real"},
         "database_name": "shop",
@@ -102,8 +102,8 @@ async def test_quoted_names_are_kept_exactly_as_the_database_spells_them(
 async def test_dotted_names_are_one_folder_and_one_table(gateway: TestClient, catalog_database: str) -> None:
     """Schema "a.b" and table "c.d" stay whole: the full path a.b / c.d reaches them."""
     await register_database(gateway, "shop", catalog_database)
-    await grant(gateway, "reader-2", "shop_a.b_c.d")
-    body = await success_of(await table_data(gateway, "reader-2", database="shop", folder="a.b", table="c.d"))
+    await grant(gateway, "reader-token-0002", "shop_a.b_c.d")
+    body = await success_of(await table_data(gateway, "reader-token-0002", database="shop", folder="a.b", table="c.d"))
     assert body["TableData"]["folder_name"] == "a.b"
     assert body["TableData"]["table_name"] == "c.d"
     assert body["TableData"]["columns"] == {"x": "integer"}
@@ -112,11 +112,11 @@ async def test_dotted_names_are_one_folder_and_one_table(gateway: TestClient, ca
 async def test_materialized_view_and_partitioned_table_have_columns(gateway: TestClient, catalog_database: str) -> None:
     """GetTableData describes a materialized view and a partitioned parent, not only plain tables."""
     await register_database(gateway, "shop", catalog_database)
-    await grant(gateway, "reader-3", "shop_sales_order_totals")
-    await grant(gateway, "reader-3", "shop_sales_events")
-    totals = await success_of(await table_data(gateway, "reader-3", local_table_name="shop_sales_order_totals"))
+    await grant(gateway, "reader-token-0003", "shop_sales_order_totals")
+    await grant(gateway, "reader-token-0003", "shop_sales_events")
+    totals = await success_of(await table_data(gateway, "reader-token-0003", local_table_name="shop_sales_order_totals"))
     assert totals["TableData"]["columns"] == {"total": "bigint", "average": "numeric"}
-    events = await success_of(await table_data(gateway, "reader-3", local_table_name="shop_sales_events"))
+    events = await success_of(await table_data(gateway, "reader-token-0003", local_table_name="shop_sales_events"))
     assert events["TableData"]["columns"] == {"id": "integer", "happened": "timestamp without time zone"}
 
 
@@ -132,8 +132,8 @@ async def test_colliding_default_names_get_numeric_suffixes(gateway: TestClient,
     assert names == ["d_a_b_c_d", "d_a_b_c_d_2", "d_a_b_c_d_3"]
     found = set()
     for name in names:
-        await grant(gateway, "collider", name)
-        description = (await success_of(await table_data(gateway, "collider", local_table_name=name)))["TableData"]
+        await grant(gateway, "collider-token-001", name)
+        description = (await success_of(await table_data(gateway, "collider-token-001", local_table_name=name)))["TableData"]
         found.add((description["folder_name"], description["table_name"]))
     assert found == {("a", "b_c_d"), ("a_b", "c_d"), ("a_b_c", "d")}
 
@@ -157,8 +157,9 @@ async def test_default_name_taken_by_a_renamed_table_of_another_database_gets_a_
     await register_database(gateway, "two", scratch_database)
     assert await all_table_names(gateway, local_database_name="two") == ["two_public_t_3", "two_public_u"]
     assert await all_table_names(gateway, local_database_name="one") == ["two_public_t", "two_public_t_2"]
-    await grant(gateway, "checker", "two_public_t")
-    description = (await success_of(await table_data(gateway, "checker", local_table_name="two_public_t")))["TableData"]
+    await grant(gateway, "checker-token-0001", "two_public_t")
+    answer = await table_data(gateway, "checker-token-0001", local_table_name="two_public_t")
+    description = (await success_of(answer))["TableData"]
     assert (description["database_name"], description["table_name"]) == ("one", "t")
 
 

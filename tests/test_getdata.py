@@ -434,11 +434,11 @@ class TestInputs:
         response = await get_data(url_sized_gateway, head + "x" * (100 * 1024 - len(head)))
         assert (await result_of(response))["data"] == [{"one": 1}]
 
-    async def test_unknown_database_is_404(self, shop: TestClient) -> None:
-        """A local database name nobody registered is 404 database_not_found."""
+    async def test_unknown_database_is_403(self, shop: TestClient) -> None:
+        """A local database name nobody registered is 403 access_denied, as one without a grant (no oracle)."""
         response = await get_data(shop, "select 1", database="no_such_shop")
-        assert response.status == 404
-        assert (await error_of(response))["error"] == "database_not_found"
+        assert response.status == 403
+        assert (await error_of(response))["error"] == "access_denied"
 
     async def test_no_token_is_401(self, shop: TestClient) -> None:
         """GetData without a user_token header is 401 token_required."""

@@ -91,7 +91,8 @@ class Samples:
 
 
 async def scrape(client: TestClient, headers: dict[str, str] | None = None) -> Samples:
-    response = await client.get("/metrics", headers=headers or {})
+    """GET /metrics, with the admin token unless ``headers`` says otherwise."""
+    response = await client.get("/metrics", headers=admin_headers() if headers is None else headers)
     text = await response.text()
     assert response.status == 200, text
     assert response.headers["Content-Type"] == CONTENT_TYPE_LATEST
@@ -118,15 +119,22 @@ class TestHealth:
     async def test_readyz_with_databases_reports_a_reachable_database(
         self, gateway: TestClient, items_database: str
     ) -> None:
-        """With databases=1 each registered database is probed; all reachable is 200 with the map."""
+        """With databases=1 each registered database is probed; all reachable is 200, counted, named for the admin."""
         await open_items(gateway, items_database)
-        body = await success_of(await gateway.get("/readyz", params={"databases": "1"}))
-        assert body == {"status": "success", "ready": True, "registry": "loaded", "databases": {"items": "reachable"}}
+        counted = {
+            "status": "success",
+            "ready": True,
+            "registry": "loaded",
+            "database_counts": {"reachable": 1, "unreachable": 0},
+        }
+        assert await success_of(await gateway.get("/readyz", params={"databases": "1"})) == counted
+        named = await success_of(await gateway.get("/readyz", params={"databases": "1"}, headers=admin_headers()))
+        assert named == {**counted, "databases": {"items": "reachable"}}
 
     async def test_readyz_with_an_unreachable_database_is_503_without_connection_data(
         self, gateway: TestClient, items_database: str
     ) -> None:
-        """A registered database that is gone makes /readyz?databases=1 a 503 naming only local names."""
+        """A registered database that is gone makes /readyz?databases=1 a 503 naming only local names (to the admin)."""
         await open_items(gateway, items_database)
         doomed = create_database()
         try:
@@ -134,7 +142,7 @@ class TestHealth:
         finally:
             drop_database(doomed)
         started = time.monotonic()
-        response = await gateway.get("/readyz", params={"databases": "1"})
+        response = await gateway.get("/readyz", params={"databases": "1"}, headers=admin_headers())
         elapsed = time.monotonic() - started
         text = await response.text()
         assert response.status == 503, text
@@ -142,7 +150,8 @@ class TestHealth:
         body = await response.json()
         assert body["status"] == "error" and body["error"] == "database_unavailable" and body["message"]
         assert body["databases"] == {"doomed": "unreachable", "items": "reachable"}
-        assert set(body) == {"status", "error", "message", "databases"}
+        assert body["database_counts"] == {"reachable": 1, "unreachable": 1}
+        assert set(body) == {"status", "error", "message", "database_counts", "databases"}
         server = server_parameters()
         for connection_detail in (server["ip"], server["port"], server["username"], doomed, "does not exist"):
             assert connection_detail not in text
@@ -157,9 +166,9 @@ class TestHealth:
 
 
 class TestRequestMetrics:
-    async def test_metrics_is_prometheus_text_without_a_token_by_default(self, gateway: TestClient) -> None:
-        """/metrics answers the Prometheus text format to anyone while metrics_require_admin is off."""
-        samples = await scrape(gateway)
+    async def test_metrics_is_prometheus_text_without_a_token_when_opened(self, make_gateway: GatewayFactory) -> None:
+        """/metrics answers the Prometheus text format to anyone once metrics_require_admin is off."""
+        samples = await scrape(await make_gateway(metrics_require_admin=False), headers={})
         assert GATEWAY_FAMILIES <= samples.families, GATEWAY_FAMILIES - samples.families
         assert "process_resident_memory_bytes" in samples.families
 
@@ -215,7 +224,7 @@ class TestGetDataMetrics:
         unknown = await client.get(
             "/GetData", params={"local_database_name": "unknown_db", "query": "select 1"}, headers=user_headers(TOKEN)
         )
-        assert unknown.status == 404
+        assert unknown.status == 403
 
         samples = await scrape(client)
         counts = {
@@ -299,9 +308,9 @@ async def _wait_for_in_use(client: TestClient, database: str, connections: int) 
 
 
 class TestMetricsProtection:
-    async def test_metrics_require_admin_refuses_without_the_admin_token(self, make_gateway: GatewayFactory) -> None:
-        """With metrics_require_admin on, /metrics is 403 without (or with a wrong) admin token, 200 with it."""
-        client = await make_gateway(metrics_require_admin=True)
+    async def test_metrics_require_admin_refuses_without_the_admin_token(self, gateway: TestClient) -> None:
+        """By default (metrics_require_admin on) /metrics is 403 without (or with a wrong) admin token, 200 with it."""
+        client = gateway
         missing = await client.get("/metrics")
         assert missing.status == 403 and (await error_of(missing))["error"] == "access_denied"
         wrong = await client.get("/metrics", headers={"admin_token": "not-the-admin-token"})
@@ -312,7 +321,7 @@ class TestMetricsProtection:
         await success_of(await client.get("/readyz"))
 
     def test_metrics_require_admin_is_a_boolean_setting(self, tmp_path: Path) -> None:
-        """The setting defaults to off and reads yes/no words from DBGATEWAY_METRICS_REQUIRE_ADMIN."""
-        assert load_config(environ={}).metrics_require_admin is False
+        """The setting defaults to on and reads yes/no words from DBGATEWAY_METRICS_REQUIRE_ADMIN."""
+        assert load_config(environ={}).metrics_require_admin is True
         assert load_config(environ={"DBGATEWAY_METRICS_REQUIRE_ADMIN": "yes"}).metrics_require_admin is True
         assert load_config(environ={"DBGATEWAY_METRICS_REQUIRE_ADMIN": "0"}).metrics_require_admin is False

@@ -51,9 +51,9 @@ def shop_database() -> Iterator[str]:
 
 @pytest.fixture
 async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" holding public.alpha, granted to token "reader"."""
+    """A gateway with database "shop" holding public.alpha, granted to token "reader-token-0001"."""
     await register_database(gateway, "shop", shop_database)
-    await grant(gateway, "reader", "shop_public_alpha")
+    await grant(gateway, "reader-token-0001", "shop_public_alpha")
     return gateway
 
 
@@ -77,12 +77,12 @@ async def test_every_path_is_served_with_and_without_a_trailing_slash(
 
 async def test_database_list_is_also_spelt_with_a_capital_l(shop: TestClient) -> None:
     """/Database/List answers exactly as /Database/list, for the admin and for a user token."""
-    for headers in (admin_headers(), user_headers("reader")):
+    for headers in (admin_headers(), user_headers("reader-token-0001")):
         lower = await success_of(await shop.get("/Database/list", headers=headers))
         upper = await success_of(await shop.get("/Database/List", headers=headers))
         assert lower == upper
     assert await listed(shop, "/Database/List", admin_headers()) == ["shop"]
-    assert await listed(shop, "/Database/List", user_headers("reader")) == ["shop_public_alpha"]
+    assert await listed(shop, "/Database/List", user_headers("reader-token-0001")) == ["shop_public_alpha"]
 
 
 async def test_table_list_is_also_spelt_with_a_capital_l(shop: TestClient) -> None:
@@ -99,7 +99,7 @@ async def test_admin_token_header_spellings(shop: TestClient, name: str) -> None
     assert await listed(shop, "/Database/list", {name: ADMIN_TOKEN}) == ["shop"]
     response = await shop.post(
         "/GrantTableAccess/",
-        params={"user_token": "other", "local_table_name": "shop_public_alpha"},
+        params={"user_token": "other-token-00001", "local_table_name": "shop_public_alpha"},
         headers={name: ADMIN_TOKEN},
     )
     assert await success_of(response) == [{"status": "success"}]
@@ -108,8 +108,10 @@ async def test_admin_token_header_spellings(shop: TestClient, name: str) -> None
 @pytest.mark.parametrize("name", ["user_token", "User-Token", "user-token", "USER_TOKEN"])
 async def test_user_token_header_spellings(shop: TestClient, name: str) -> None:
     """The user token is accepted under user_token or User-Token, in any letter case."""
-    assert await listed(shop, "/Database/list", {name: "reader"}) == ["shop_public_alpha"]
-    response = await shop.get("/Table", params={"local_table_name": "shop_public_alpha"}, headers={name: "reader"})
+    assert await listed(shop, "/Database/list", {name: "reader-token-0001"}) == ["shop_public_alpha"]
+    response = await shop.get(
+        "/Table", params={"local_table_name": "shop_public_alpha"}, headers={name: "reader-token-0001"}
+    )
     assert (await success_of(response))["TableData"]["table_name"] == "alpha"
 
 
@@ -122,7 +124,8 @@ async def test_wrong_hyphenated_admin_token_is_denied(shop: TestClient) -> None:
 
 async def test_an_empty_admin_token_header_counts_as_absent(shop: TestClient) -> None:
     """An empty admin_token header beside a user token makes /Database/list a ListTable."""
-    assert await listed(shop, "/Database/list", {"admin_token": "", "user_token": "reader"}) == ["shop_public_alpha"]
+    headers = {"admin_token": "", "user_token": "reader-token-0001"}
+    assert await listed(shop, "/Database/list", headers) == ["shop_public_alpha"]
 
 
 # -- unknown routes and methods --------------------------------------------------------------------------------
@@ -170,7 +173,7 @@ def oversized_json(size: int) -> bytes:
 @pytest.mark.parametrize(("method", "path"), [("PUT", "/Database"), ("POST", "/Table"), ("POST", "/GetData")])
 async def test_body_over_one_mib_is_payload_too_large(shop: TestClient, method: str, path: str) -> None:
     """A body of 1 MiB + 1 byte is 413 payload_too_large as a JSON error body."""
-    headers = {**admin_headers(), **user_headers("reader"), "Content-Type": "application/json"}
+    headers = {**admin_headers(), **user_headers("reader-token-0001"), "Content-Type": "application/json"}
     response = await shop.request(method, path, data=oversized_json(ONE_MIB + 1), headers=headers)
     assert response.status == 413
     assert (await error_of(response))["error"] == "payload_too_large"
@@ -280,14 +283,14 @@ async def test_new_name_given_differently_in_query_and_body_is_ambiguous(shop: T
 async def test_query_parameter_repeated_with_different_values_is_ambiguous(shop: TestClient) -> None:
     """user_token given twice with different values is 400 ambiguous_request naming it, and grants nothing."""
     response = await shop.post(
-        "/GrantTableAccess/?user_token=first&user_token=second&local_table_name=shop_public_alpha",
+        "/GrantTableAccess/?user_token=first-token-00001&user_token=second-token-0001&local_table_name=shop_public_alpha",
         headers=admin_headers(),
     )
     assert response.status == 400
     body = await error_of(response)
     assert body["error"] == "ambiguous_request"
     assert "user_token" in body["message"]
-    assert await granted_names(shop, "first") == [] and await granted_names(shop, "second") == []
+    assert await granted_names(shop, "first-token-00001") == [] and await granted_names(shop, "second-token-0001") == []
 
 
 # -- the error body ------------------------------------------------------------------------------------------------
@@ -307,8 +310,8 @@ ERROR_REQUESTS = [
         None,
         403,
     ),
-    ("GET", "/Table", {"local_table_name": "shop_public_alpha"}, "stranger", 403),
-    ("GET", "/Table", {"local_table_name": "nowhere"}, "reader", 404),
+    ("GET", "/Table", {"local_table_name": "shop_public_alpha"}, "stranger-token-001", 403),
+    ("GET", "/Table", {"local_table_name": "nowhere"}, "reader-token-0001", 403),
     ("PUT", "/Database", {"local_database_name": "shop"}, "admin", 400),
 ]
 
@@ -332,8 +335,8 @@ async def test_success_answers_are_json(shop: TestClient) -> None:
     responses = [
         await shop.get("/Database", params={"local_database_name": "shop"}, headers=admin_headers()),
         await shop.get("/Database/list", headers=admin_headers()),
-        await shop.get("/Table/list", headers=user_headers("reader")),
-        await shop.get("/Table", params={"local_table_name": "shop_public_alpha"}, headers=user_headers("reader")),
+        await shop.get("/Table/list", headers=user_headers("reader-token-0001")),
+        await shop.get("/Table", params={"local_table_name": "shop_public_alpha"}, headers=user_headers("reader-token-0001")),
         await shop.get("/Logs/", headers=admin_headers()),
     ]
     for response in responses:

@@ -130,6 +130,13 @@ async def test_minted_tokens_are_long_url_safe_and_new_each_time(gateway: TestCl
     assert len(set(tokens)) == len(tokens)
 
 
+async def test_minted_tokens_are_at_least_min_user_token_length_long(make_gateway: Any) -> None:
+    """With min_user_token_length=100 a minted token has at least 100 characters."""
+    client = await make_gateway(min_user_token_length=100)
+    token = await mint(client)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{100,}", token), token
+
+
 async def test_the_registry_file_keeps_only_the_minted_tokens_hash(gateway: TestClient) -> None:
     """The file lists the token's salted hash among minted_tokens and never the token itself."""
     token = await mint(gateway)
@@ -161,56 +168,65 @@ async def test_a_minted_token_has_no_grant_until_one_is_given(shop: TestClient) 
 
 async def test_revoking_a_grant_takes_the_table_away(shop: TestClient) -> None:
     """After a revoke the token is refused the table, no longer lists it, and keeps its other grants."""
-    await grant(shop, "reader", "shop_public_alpha")
-    await grant(shop, "reader", "shop_public_beta")
-    await grant(shop, "other", "shop_public_alpha")
-    response = await revoke(shop, user_token="reader", local_table_name="shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_public_beta")
+    await grant(shop, "other-token-00001", "shop_public_alpha")
+    response = await revoke(shop, user_token="reader-token-0001", local_table_name="shop_public_alpha")
     assert await success_of(response) == [{"status": "success", "revoked": True}]
-    forbidden = await table_data(shop, "reader", local_table_name="shop_public_alpha")
+    forbidden = await table_data(shop, "reader-token-0001", local_table_name="shop_public_alpha")
     assert forbidden.status == 403 and (await error_of(forbidden))["error"] == "access_denied"
-    assert await granted_names(shop, "reader") == ["shop_public_beta"]
-    assert await granted_names(shop, "other") == ["shop_public_alpha"]
+    assert await granted_names(shop, "reader-token-0001") == ["shop_public_beta"]
+    assert await granted_names(shop, "other-token-00001") == ["shop_public_alpha"]
 
 
 async def test_revoking_again_answers_revoked_false(shop: TestClient) -> None:
     """Revoking what is not granted (any more) is a success with revoked false."""
-    await grant(shop, "reader", "shop_public_alpha")
-    assert (await success_of(await revoke(shop, user_token="reader", local_table_name="shop_public_alpha")))[0][
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    assert (await success_of(await revoke(shop, user_token="reader-token-0001", local_table_name="shop_public_alpha")))[0][
         "revoked"
     ] is True
-    again = await success_of(await revoke(shop, user_token="reader", local_table_name="shop_public_alpha"))
+    again = await success_of(await revoke(shop, user_token="reader-token-0001", local_table_name="shop_public_alpha"))
     assert again == [{"status": "success", "revoked": False}]
-    never = await success_of(await revoke(shop, user_token="stranger", local_table_name="shop_public_beta"))
+    never = await success_of(await revoke(shop, user_token="stranger-token-001", local_table_name="shop_public_beta"))
     assert never == [{"status": "success", "revoked": False}]
 
 
 async def test_revoke_full_path_wins_over_local_name(shop: TestClient) -> None:
     """With both forms given, the full path names the table revoked and the local name is ignored."""
-    await grant(shop, "reader", "shop_public_alpha")
-    await grant(shop, "reader", "shop_sales_gamma")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_sales_gamma")
     response = await revoke(
-        shop, user_token="reader", local_table_name="shop_public_alpha", database="shop", folder="sales", table="gamma"
+        shop,
+        user_token="reader-token-0001",
+        local_table_name="shop_public_alpha",
+        database="shop",
+        folder="sales",
+        table="gamma",
     )
     assert (await success_of(response))[0]["revoked"] is True
-    assert await granted_names(shop, "reader") == ["shop_public_alpha"]
+    assert await granted_names(shop, "reader-token-0001") == ["shop_public_alpha"]
 
 
 @pytest.mark.parametrize(
     ("params", "status", "code"),
     [
-        ({"user_token": "reader", "local_table_name": "nope"}, 404, "table_not_found"),
-        ({"user_token": "reader", "database": "shop", "folder": "public", "table": "nope"}, 404, "table_not_found"),
+        ({"user_token": "reader-token-0001", "local_table_name": "nope"}, 404, "table_not_found"),
+        (
+            {"user_token": "reader-token-0001", "database": "shop", "folder": "public", "table": "nope"},
+            404,
+            "table_not_found",
+        ),
         ({"local_table_name": "shop_public_alpha"}, 400, "bad_request"),
-        ({"user_token": "reader"}, 400, "bad_request"),
+        ({"user_token": "reader-token-0001"}, 400, "bad_request"),
     ],
 )
 async def test_revoke_errors(shop: TestClient, params: dict[str, str], status: int, code: str) -> None:
     """An unknown table is 404 table_not_found; no user_token or no table is 400."""
-    await grant(shop, "reader", "shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
     response = await revoke(shop, **params)
     assert response.status == status
     assert (await error_of(response))["error"] == code
-    assert await granted_names(shop, "reader") == ["shop_public_alpha"]
+    assert await granted_names(shop, "reader-token-0001") == ["shop_public_alpha"]
 
 
 # -- GET /GrantTableAccess ----------------------------------------------------------------------------
@@ -218,11 +234,11 @@ async def test_revoke_errors(shop: TestClient, params: dict[str, str], status: i
 
 async def test_grants_are_listed_by_local_name_with_their_full_path(shop: TestClient) -> None:
     """A token's grants come sorted by local name, each with database, folder and table; renames show."""
-    await grant(shop, "reader", "shop_sales_gamma")
-    await grant(shop, "reader", "shop_public_beta")
+    await grant(shop, "reader-token-0001", "shop_sales_gamma")
+    await grant(shop, "reader-token-0001", "shop_public_beta")
     renamed = await rename_table(shop, {"table": {"local_table_name": "shop_public_beta"}, "new_local_table_name": "b"})
     assert renamed.status == 200
-    assert await grants_of(shop, "reader") == [
+    assert await grants_of(shop, "reader-token-0001") == [
         {"local_table_name": "b", "database": "shop", "folder": "public", "table": "beta"},
         {"local_table_name": "shop_sales_gamma", "database": "shop", "folder": "sales", "table": "gamma"},
     ]
@@ -247,18 +263,18 @@ async def test_listing_grants_needs_a_user_token(shop: TestClient) -> None:
 async def test_unregistering_removes_tables_and_grants(shop: TestClient, own_database: str) -> None:
     """The answer counts what went; the database, its tables and grants are gone, others stay."""
     await register_database(shop, "own", own_database)
-    await grant(shop, "reader", "shop_public_alpha")
-    await grant(shop, "reader", "shop_public_beta")
-    await grant(shop, "other", "shop_public_alpha")
-    await grant(shop, "other", "own_public_keep")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_public_beta")
+    await grant(shop, "other-token-00001", "shop_public_alpha")
+    await grant(shop, "other-token-00001", "own_public_keep")
     response = await shop.delete("/Database", params={"local_database_name": "shop"}, headers=admin_headers())
     assert await success_of(response) == [
         {"status": "success", "local_name": "shop", "removed_tables": 3, "removed_grants": 3}
     ]
     assert await listed(shop, "/Database/list", admin_headers()) == ["own"]
     assert await all_table_names(shop) == ["own_public_gone", "own_public_keep", "own_public_other"]
-    assert await grants_of(shop, "reader") == []
-    assert await granted_names(shop, "other") == ["own_public_keep"]
+    assert await grants_of(shop, "reader-token-0001") == []
+    assert await granted_names(shop, "other-token-00001") == ["own_public_keep"]
     missing = await shop.get("/Database", params={"local_database_name": "shop"}, headers=admin_headers())
     assert missing.status == 404
     assert '"shop"' not in registry_path(shop).read_text()
@@ -267,15 +283,15 @@ async def test_unregistering_removes_tables_and_grants(shop: TestClient, own_dat
 async def test_unregistering_closes_the_pool_and_the_name_can_be_reused(gateway: TestClient, own_database: str) -> None:
     """No gateway session stays on the database; registering the same name again starts without grants."""
     await register_database(gateway, "own", own_database)
-    await grant(gateway, "reader", "own_public_keep")
-    assert (await table_data(gateway, "reader", local_table_name="own_public_keep")).status == 200
+    await grant(gateway, "reader-token-0001", "own_public_keep")
+    assert (await table_data(gateway, "reader-token-0001", local_table_name="own_public_keep")).status == 200
     assert gateway_sessions(own_database) > 0
     response = await gateway.delete("/Database/", params={"local_database_name": "own"}, headers=admin_headers())
     assert (await success_of(response))[0]["removed_grants"] == 1
     assert await wait_for_no_sessions(own_database) == 0
     await register_database(gateway, "own", own_database)
     assert await all_table_names(gateway) == ["own_public_gone", "own_public_keep", "own_public_other"]
-    assert await granted_names(gateway, "reader") == []
+    assert await granted_names(gateway, "reader-token-0001") == []
 
 
 @pytest.mark.parametrize(("params", "status"), [({"local_database_name": "nope"}, 404), ({}, 400)])
@@ -303,8 +319,8 @@ async def test_refresh_adds_new_tables_removes_dropped_ones_and_keeps_renames(
         gateway, {"table": {"local_table_name": "own_public_keep"}, "new_local_table_name": "kept"}
     )
     assert renamed.status == 200
-    await grant(gateway, "reader", "kept")
-    await grant(gateway, "reader", "own_public_gone")
+    await grant(gateway, "reader-token-0001", "kept")
+    await grant(gateway, "reader-token-0001", "own_public_gone")
     run_sql(own_database, "CREATE TABLE public.fresh (id integer); DROP TABLE public.gone")
     response = await refresh(gateway, "own")
     assert await success_of(response) == [
@@ -317,8 +333,8 @@ async def test_refresh_adds_new_tables_removes_dropped_ones_and_keeps_renames(
         }
     ]
     assert await all_table_names(gateway) == ["kept", "own_public_fresh", "own_public_other"]
-    assert await granted_names(gateway, "reader") == ["kept"]
-    assert [t["local_table_name"] for t in await grants_of(gateway, "reader")] == ["kept"]
+    assert await granted_names(gateway, "reader-token-0001") == ["kept"]
+    assert [t["local_table_name"] for t in await grants_of(gateway, "reader-token-0001")] == ["kept"]
     assert "gone" not in registry_path(gateway).read_text()
 
 
@@ -367,13 +383,13 @@ def gateway_backend_pids(database: str) -> set[int]:
 async def test_refresh_serves_the_database_from_a_new_pool(gateway: TestClient, own_database: str) -> None:
     """After a refresh the old pool's sessions are gone: what the driver derived from the catalog is derived again."""
     await register_database(gateway, "own", own_database)
-    await grant(gateway, "reader", "own_public_keep")
+    await grant(gateway, "reader-token-0001", "own_public_keep")
     query = {"local_database_name": "own", "query": "SELECT count(*) AS n FROM public.keep"}
-    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader"))).status == 200
+    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader-token-0001"))).status == 200
     before = gateway_backend_pids(own_database)
     assert before
     assert (await refresh(gateway, "own")).status == 200
-    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader"))).status == 200
+    assert (await gateway.get("/GetData", params=query, headers=user_headers("reader-token-0001"))).status == 200
     assert not before & gateway_backend_pids(own_database)
 
 
@@ -406,17 +422,17 @@ async def test_changing_the_database_saves_it_and_replaces_the_pool(gateway: Tes
     second = create_database("CREATE TABLE public.t (id integer, note text); INSERT INTO public.t VALUES (2, 'two')")
     try:
         await register_database(gateway, "moving", first)
-        await grant(gateway, "reader", "moving_public_t")
-        assert (await get_data(gateway, "reader", "moving", "SELECT * FROM public.t"))[1][0]["data"] == [{"id": 1}]
+        await grant(gateway, "reader-token-0001", "moving_public_t")
+        assert (await get_data(gateway, "reader-token-0001", "moving", "SELECT * FROM public.t"))[1][0]["data"] == [{"id": 1}]
         response = await gateway.patch(
             "/Database/", json={"local_database_name": "moving", "database": second}, headers=admin_headers()
         )
         answer = await success_of(response)
         assert answer == [{"status": "success", **(await database_data(gateway, "moving"))}]
         assert answer[0]["database"] == second and "password" not in answer[0]
-        described = await success_of(await table_data(gateway, "reader", local_table_name="moving_public_t"))
+        described = await success_of(await table_data(gateway, "reader-token-0001", local_table_name="moving_public_t"))
         assert described["TableData"]["columns"] == {"id": "integer", "note": "text"}
-        status, body = await get_data(gateway, "reader", "moving", "SELECT * FROM public.t")
+        status, body = await get_data(gateway, "reader-token-0001", "moving", "SELECT * FROM public.t")
         assert status == 200 and body[0]["data"] == [{"id": 2, "note": "two"}]
         assert await wait_for_no_sessions(first) == 0
         assert json.loads(registry_path(gateway).read_text())["databases"][0]["database"] == second
@@ -464,8 +480,8 @@ async def test_patch_errors(
 
 OPERATIONS = [
     ("PUT", "/UserToken", {}),
-    ("DELETE", "/GrantTableAccess/", {"user_token": "reader", "local_table_name": "shop_public_alpha"}),
-    ("GET", "/GrantTableAccess/", {"user_token": "reader"}),
+    ("DELETE", "/GrantTableAccess/", {"user_token": "reader-token-0001", "local_table_name": "shop_public_alpha"}),
+    ("GET", "/GrantTableAccess/", {"user_token": "reader-token-0001"}),
     ("DELETE", "/Database", {"local_database_name": "shop"}),
     ("POST", "/Database", {"local_database_name": "shop"}),
     ("PATCH", "/Database", {"local_database_name": "shop", "port": "5432"}),
@@ -483,12 +499,12 @@ LIFECYCLE_EVENTS = (
 
 
 @pytest.mark.parametrize(("method", "path", "params"), OPERATIONS)
-@pytest.mark.parametrize("headers", [{}, {"admin_token": "wrong-admin-token-000000"}, {"user_token": "reader"}])
+@pytest.mark.parametrize("headers", [{}, {"admin_token": "wrong-admin-token-000000"}, {"user_token": "reader-token-0001"}])
 async def test_lifecycle_operations_need_the_admin_token(
     shop: TestClient, method: str, path: str, params: dict[str, str], headers: dict[str, str]
 ) -> None:
     """Without the right admin token each operation is 403 access_denied and changes nothing."""
-    await grant(shop, "reader", "shop_public_alpha")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
     content = registry_path(shop).read_bytes()
     response = await shop.request(method, path, params=params, headers=headers)
     assert response.status == 403

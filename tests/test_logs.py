@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
+from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
@@ -288,3 +289,88 @@ async def test_log_stream_receives_what_the_logs_endpoint_shows(gateway: TestCli
     stream_lines = gateway.log_stream.getvalue().splitlines()  # type: ignore[attr-defined]
     for line in body[0]["logs"].split("\n"):
         assert line in stream_lines
+
+
+# -- redaction: secrets the gateway does log come out as [redacted] ------------------------------------------------
+
+DSN_PASSWORD = "dsn-Pangolin-4471"
+INLINE_PASSWORD = "kv-Marmot-2290"
+
+
+@pytest.mark.parametrize(
+    ("database", "secret"),
+    [
+        (f"missing_{DISTINCTIVE_PASSWORD}", DISTINCTIVE_PASSWORD),
+        (f"missing_{ADMIN_TOKEN}", ADMIN_TOKEN),
+        (f"postgresql://reader:{DSN_PASSWORD}@db.example:5432/shop", DSN_PASSWORD),
+        (f"host=db.example password={INLINE_PASSWORD} dbname=shop", INLINE_PASSWORD),
+    ],
+    ids=["registered-password", "admin-token", "url-dsn", "keyword-dsn"],
+)
+async def test_a_secret_quoted_by_a_failed_connection_is_redacted(
+    gateway: TestClient, database: str, secret: str
+) -> None:
+    """A password, the admin token or a DSN that the database's refusal quotes is [redacted] in logs, stderr, answer."""
+    parameters = database_parameters("quoted", database, password=DISTINCTIVE_PASSWORD)
+    response = await gateway.put("/Database", params=parameters, headers=admin_headers())
+    assert response.status == 502
+    answer = await error_of(response)
+    assert secret not in answer["message"] and "[redacted]" in answer["message"], answer
+    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "request_failed"]
+    assert len(failures) == 1 and "[redacted]" in str(failures[0]["message"]), failures
+    logs = await (await gateway.get("/Logs/", headers=admin_headers())).text()
+    stderr = gateway.log_stream.getvalue()  # type: ignore[attr-defined]
+    assert secret not in logs and secret not in stderr
+    assert '\\"request_failed\\"' in logs and "[redacted]" in stderr
+
+
+async def test_the_user_token_quoted_by_a_failure_while_streaming_is_redacted(
+    gateway: TestClient, served_database: str
+) -> None:
+    """A database error quoting the request's own user token, logged mid-stream, shows [redacted] instead."""
+    await register_database(gateway, "shop", served_database)
+    await grant(gateway, DISTINCTIVE_USER_TOKEN, "shop_public_t")
+    # Row 50001 fails ("invalid input syntax for type integer: "50001<token>""), long after the answer began.
+    query = (
+        f"select repeat('x', 40) as filler, case when g > 50000 then (g::text || '{DISTINCTIVE_USER_TOKEN}')::int end "
+        "from generate_series(1, 100000) as g"
+    )
+    response = await gateway.get(
+        "/GetData", params={"local_database_name": "shop", "query": query}, headers=user_headers(DISTINCTIVE_USER_TOKEN)
+    )
+    assert response.status == 200
+    with pytest.raises(ClientPayloadError):
+        await response.read()
+    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+    assert len(failures) == 1 and "[redacted]" in str(failures[0]["message"]), failures
+    stderr = gateway.log_stream.getvalue()  # type: ignore[attr-defined]
+    assert DISTINCTIVE_USER_TOKEN not in stderr
+    assert DISTINCTIVE_USER_TOKEN not in await (await gateway.get("/Logs/", headers=admin_headers())).text()
+
+
+async def test_secrets_logged_through_the_app_logger_are_redacted(gateway: TestClient, served_database: str) -> None:
+    """Fields named like secrets, known passwords and tokens in free text, and DSN passwords are all [redacted]."""
+    await register_database(gateway, "shop", served_database, password=DISTINCTIVE_PASSWORD)
+    gateway.app[LOGGER].warning(
+        "redaction_probe",
+        password="field-Password-8812",
+        user_token="field-User-Token-5532",
+        dsn="postgresql://reader@db.example/shop",
+        nested={"secret": "nested-Secret-1177", "list": [f"pw is {DISTINCTIVE_PASSWORD}"]},
+        note=f"the admin token {ADMIN_TOKEN} and the password {DISTINCTIVE_PASSWORD} in a sentence",
+        url=f"postgresql://reader:{DSN_PASSWORD}@db.example:5432/shop",
+        libpq=f"host=db.example password={INLINE_PASSWORD} dbname=shop",
+    )
+    (probe,) = [e for e in await read_logs(gateway, level="warning") if e["event"] == "redaction_probe"]
+    assert probe["password"] == probe["user_token"] == probe["dsn"] == "[redacted]"
+    assert probe["nested"] == {"secret": "[redacted]", "list": ["pw is [redacted]"]}
+    assert probe["note"] == "the admin token [redacted] and the password [redacted] in a sentence"
+    assert probe["url"] == "postgresql://reader:[redacted]@db.example:5432/shop"
+    assert probe["libpq"] == "host=db.example password=[redacted] dbname=shop"
+    stderr = gateway.log_stream.getvalue()  # type: ignore[attr-defined]
+    logs = await (await gateway.get("/Logs/", headers=admin_headers())).text()
+    for secret in (
+        "field-Password-8812", "field-User-Token-5532", "nested-Secret-1177",
+        ADMIN_TOKEN, DISTINCTIVE_PASSWORD, DSN_PASSWORD, INLINE_PASSWORD,
+    ):  # fmt: skip
+        assert secret not in stderr and secret not in logs

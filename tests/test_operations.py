@@ -82,9 +82,9 @@ async def test_streamed_getdata_answer_reaches_an_http_1_0_proxy(gateway: TestCl
     database = create_database(BIG_TABLE_SQL)
     try:
         await register_database(gateway, "shop", database)
-        await grant(gateway, "proxy-user-1", "shop_public_big")
+        await grant(gateway, "proxy-user-token-0001", "shop_public_big")
         query = urllib.parse.urlencode({"local_database_name": "shop", "query": "SELECT * FROM public.big ORDER BY id"})
-        status, body = await http_1_0_get(gateway, f"/GetData?{query}", {"User-Token": "proxy-user-1"})
+        status, body = await http_1_0_get(gateway, f"/GetData?{query}", {"User-Token": "proxy-user-token-0001"})
     finally:
         drop_database(database)
     assert status == "HTTP/1.0 200 OK", body[:300]

@@ -127,7 +127,7 @@ async def test_password_is_only_in_the_registry_file(shop: TestClient) -> None:
         await shop.get("/Table", params={"local_table_name": "shop_public_alpha"}, headers=user_headers(USER_TOKEN)),
         await shop.post(
             "/GrantTableAccess/",
-            params={"user_token": "x-token", "local_table_name": "shop_public_beta"},
+            params={"user_token": "x-token-000000001", "local_table_name": "shop_public_beta"},
             headers=admin_headers(),
         ),
         await rename_table(shop, {"table": {"local_table_name": "shop_public_beta"}, "new_local_table_name": "b"}),
@@ -148,7 +148,7 @@ async def test_password_is_only_in_the_registry_file(shop: TestClient) -> None:
 async def test_writes_leave_no_temporary_files(shop: TestClient) -> None:
     """After several changes the data folder holds the registry (and its lock), no half-written copies."""
     for index in range(3):
-        await grant(shop, f"token-{index}", "shop_public_alpha")
+        await grant(shop, f"token-{index:04d}-registry", "shop_public_alpha")
     names = sorted(p.name for p in registry_path(shop).parent.iterdir())
     assert [name for name in names if name.endswith(".tmp")] == []
     assert "registry.json" in names
@@ -220,7 +220,12 @@ async def test_fifty_concurrent_grants_and_renames_are_all_kept(
         requests.append(
             gateway.post(
                 "/GrantTableAccess/",
-                params={"user_token": f"token-{index}", "database": "shop", "folder": "public", "table": f"t{index}"},
+                params={
+                    "user_token": f"token-{index:04d}-registry",
+                    "database": "shop",
+                    "folder": "public",
+                    "table": f"t{index}",
+                },
                 headers=admin_headers(),
             )
         )
@@ -239,7 +244,7 @@ async def test_fifty_concurrent_grants_and_renames_are_all_kept(
     restarted = await make_gateway()
     assert await all_table_names(restarted) == expected
     for index in (1, 17, 50):
-        assert await granted_names(restarted, f"token-{index}") == [f"renamed_{index}"]
+        assert await granted_names(restarted, f"token-{index:04d}-registry") == [f"renamed_{index}"]
     grants = json.loads(registry_path(restarted).read_bytes())["grants"]
     assert len(grants) == 50
 
@@ -266,14 +271,14 @@ async def test_two_apps_on_one_file_see_each_others_changes(make_gateway: Gatewa
         requests.append(
             client.post(
                 "/GrantTableAccess/",
-                params={"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"},
+                params={"user_token": "shared-token-00001", "database": "shop", "folder": "public", "table": f"t{index}"},
                 headers=admin_headers(),
             )
         )
     responses = await asyncio.gather(*requests)
     assert [r.status for r in responses] == [200] * 50
     for client in (first, second):
-        assert len(await granted_names(client, "shared-token")) == 50
+        assert len(await granted_names(client, "shared-token-00001")) == 50
 
 
 async def test_a_gateway_process_and_an_app_share_one_file(
@@ -292,21 +297,21 @@ async def test_a_gateway_process_and_an_app_share_one_file(
                 assert (await response.json())["List"] == ["shop"]
 
             async def grant_through_process(index: int) -> int:
-                params = {"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"}
+                params = {"user_token": "shared-token-00001", "database": "shop", "folder": "public", "table": f"t{index}"}
                 async with session.post(f"{base}/GrantTableAccess/", params=params, headers=admin_headers()) as answer:
                     return answer.status
 
             async def grant_through_app(index: int) -> int:
-                params = {"user_token": "shared-token", "database": "shop", "folder": "public", "table": f"t{index}"}
+                params = {"user_token": "shared-token-00001", "database": "shop", "folder": "public", "table": f"t{index}"}
                 return (await app_client.post("/GrantTableAccess/", params=params, headers=admin_headers())).status
 
             statuses = await asyncio.gather(
                 *(grant_through_process(i) if i % 2 else grant_through_app(i) for i in range(1, 51))
             )
             assert statuses == [200] * 50
-            async with session.get(f"{base}/Table/list", headers=user_headers("shared-token")) as response:
+            async with session.get(f"{base}/Table/list", headers=user_headers("shared-token-00001")) as response:
                 assert len((await response.json())["List"]) == 50
-        assert len(await granted_names(app_client, "shared-token")) == 50
+        assert len(await granted_names(app_client, "shared-token-00001")) == 50
     finally:
         code, stderr = stop_process(process)
     assert code == 0, stderr

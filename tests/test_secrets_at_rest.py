@@ -75,8 +75,8 @@ async def registered_with_key(make_gateway: GatewayFactory, shop_database: str, 
 
 async def serves_shop(client: TestClient) -> bool:
     """True when the gateway knows "shop" with its password and reaches it."""
-    await grant(client, "reader", "shop_public_t")
-    response = await table_data(client, "reader", local_table_name="shop_public_t")
+    await grant(client, "reader-token-0001", "shop_public_t")
+    response = await table_data(client, "reader-token-0001", local_table_name="shop_public_t")
     return response.status == 200 and client.app[REGISTRY].state.database("shop").password == DISTINCTIVE_PASSWORD
 
 
@@ -304,11 +304,11 @@ async def test_a_served_database_survives_rotation_and_restart(
     """Grants and local names are untouched by a rotation: the restarted gateway answers as before."""
     old, new = new_key(), new_key()
     client = await registered_with_key(make_gateway, shop_database, old)
-    await grant(client, "reader", "shop_public_t")
+    await grant(client, "reader-token-0001", "shop_public_t")
     result = rotate(tmp_path, f"--new-key={new}", DBGATEWAY_SECRET_KEY=old)
     assert result.returncode == 0, result.stderr
     restarted = await make_gateway(secret_key=new)
-    assert (await table_data(restarted, "reader", local_table_name="shop_public_t")).status == 200
+    assert (await table_data(restarted, "reader-token-0001", local_table_name="shop_public_t")).status == 200
     listed = await success_of(await restarted.get("/Database/list", headers=admin_headers()))
     assert listed["List"] == ["shop"]
 
@@ -326,7 +326,7 @@ async def test_a_running_gateway_never_overwrites_a_rotated_file(
     assert listed["List"] == ["shop"]
     response = await client.post(
         "/GrantTableAccess/",
-        params={"user_token": "reader", "local_table_name": "shop_public_t"},
+        params={"user_token": "reader-token-0001", "local_table_name": "shop_public_t"},
         headers=admin_headers(),
     )
     assert response.status == 500

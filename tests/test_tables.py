@@ -18,6 +18,7 @@ from support import (
     grant,
     granted_names,
     listed,
+    message_template,
     register_database,
     rename_table,
     run_sql,
@@ -125,8 +126,8 @@ async def test_body_identification_wins_over_the_query_string(shop: TestClient) 
     names = await all_table_names(shop)
     assert "shop_public_alpha" in names
     assert "shop_public_beta" not in names
-    await grant(shop, "t", "chosen")
-    assert (await success_of(await table_data(shop, "t", local_table_name="chosen")))["TableData"][
+    await grant(shop, "chosen-reader-token", "chosen")
+    assert (await success_of(await table_data(shop, "chosen-reader-token", local_table_name="chosen")))["TableData"][
         "table_name"
     ] == "beta"
 
@@ -248,18 +249,18 @@ async def test_rename_without_the_admin_token_is_denied(shop: TestClient, header
 
 async def test_grants_follow_a_renamed_table(shop: TestClient) -> None:
     """After a rename the token lists the new name and reads the table by it; the old name is gone."""
-    await grant(shop, "follower", "shop_public_alpha")
+    await grant(shop, "follower-token-001", "shop_public_alpha")
     await success_of(
         await rename_table(
             shop, {"table": {"local_table_name": "shop_public_alpha"}, "new_local_table_name": "renamed"}
         )
     )
-    assert await granted_names(shop, "follower") == ["renamed"]
-    body = await success_of(await table_data(shop, "follower", local_table_name="renamed"))
+    assert await granted_names(shop, "follower-token-001") == ["renamed"]
+    body = await success_of(await table_data(shop, "follower-token-001", local_table_name="renamed"))
     assert body["TableData"]["table_name"] == "alpha"
-    response = await table_data(shop, "follower", local_table_name="shop_public_alpha")
-    assert response.status == 404
-    assert (await error_of(response))["error"] == "table_not_found"
+    response = await table_data(shop, "follower-token-001", local_table_name="shop_public_alpha")
+    assert response.status == 403
+    assert (await error_of(response))["error"] == "access_denied"
 
 
 # -- GetTableData -------------------------------------------------------------------------------------------
@@ -267,8 +268,8 @@ async def test_grants_follow_a_renamed_table(shop: TestClient) -> None:
 
 async def test_table_data_lists_columns_in_ordinal_order_with_database_type_names(shop: TestClient) -> None:
     """The answer is {"status","TableData":{columns in ordinal order, database_name, folder_name, table_name}}."""
-    await grant(shop, "reader", "shop_public_measurements")
-    body = await success_of(await table_data(shop, "reader", local_table_name="shop_public_measurements"))
+    await grant(shop, "reader-token-0001", "shop_public_measurements")
+    body = await success_of(await table_data(shop, "reader-token-0001", local_table_name="shop_public_measurements"))
     assert body == {
         "status": "success",
         "TableData": {
@@ -283,8 +284,8 @@ async def test_table_data_lists_columns_in_ordinal_order_with_database_type_name
 
 async def test_table_data_by_full_path(shop: TestClient) -> None:
     """database, folder and table identify the table as well as its local name does."""
-    await grant(shop, "reader", "shop_public_beta")
-    body = await success_of(await table_data(shop, "reader", database="shop", folder="public", table="beta"))
+    await grant(shop, "reader-token-0001", "shop_public_beta")
+    body = await success_of(await table_data(shop, "reader-token-0001", database="shop", folder="public", table="beta"))
     assert body["TableData"] == {
         "columns": {"id": "integer", "note": "text"},
         "database_name": "shop",
@@ -296,11 +297,10 @@ async def test_table_data_by_full_path(shop: TestClient) -> None:
 async def test_table_data_is_read_live(changeable_shop: TestClient, scratch_database: str) -> None:
     """A column added after registration appears at the end of the columns."""
     shop = changeable_shop
-    await grant(shop, "reader", "shop_public_beta")
+    await grant(shop, "reader-token-0001", "shop_public_beta")
     run_sql(scratch_database, "ALTER TABLE public.beta ADD COLUMN added_later date")
-    columns = (await success_of(await table_data(shop, "reader", local_table_name="shop_public_beta")))["TableData"][
-        "columns"
-    ]
+    answer = await table_data(shop, "reader-token-0001", local_table_name="shop_public_beta")
+    columns = (await success_of(answer))["TableData"]["columns"]
     assert list(columns.items()) == [("id", "integer"), ("note", "text"), ("added_later", "date")]
 
 
@@ -314,30 +314,47 @@ async def test_table_data_without_a_user_token_is_token_required(shop: TestClien
 
 async def test_table_data_for_a_table_not_granted_is_denied(shop: TestClient) -> None:
     """A token granted another table, and a token never granted, both get 403 access_denied."""
-    await grant(shop, "partial", "shop_public_beta")
-    for token in ("partial", "stranger"):
+    await grant(shop, "partial-token-0001", "shop_public_beta")
+    for token in ("partial-token-0001", "stranger-token-001"):
         response = await table_data(shop, token, local_table_name="shop_public_alpha")
         assert response.status == 403
         assert (await error_of(response))["error"] == "access_denied"
 
 
 @pytest.mark.parametrize(
-    "params",
-    [{"local_table_name": "nowhere"}, {"database": "shop", "folder": "public", "table": "nowhere"}],
-    ids=["local-name", "path"],
+    ("unknown", "ungranted"),
+    [
+        ({"local_table_name": "nowhere"}, {"local_table_name": "shop_public_beta"}),
+        (
+            {"database": "shop", "folder": "public", "table": "nowhere"},
+            {"database": "shop", "folder": "public", "table": "beta"},
+        ),
+        (
+            {"database": "elsewhere", "folder": "public", "table": "beta"},
+            {"database": "shop", "folder": "public", "table": "beta"},
+        ),
+    ],
+    ids=["local-name", "path", "unknown-database"],
 )
-async def test_table_data_for_an_unknown_table_is_not_found(shop: TestClient, params: dict[str, str]) -> None:
-    """An unregistered table is 404 table_not_found."""
-    await grant(shop, "reader", "shop_public_alpha")
-    response = await table_data(shop, "reader", **params)
-    assert response.status == 404
-    assert (await error_of(response))["error"] == "table_not_found"
+async def test_table_data_for_an_unknown_table_is_denied_as_an_ungranted_one(
+    shop: TestClient, unknown: dict[str, str], ungranted: dict[str, str]
+) -> None:
+    """An unregistered table is 403 access_denied, worded as a registered table not granted (no existence oracle)."""
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    unknown_answer = await table_data(shop, "reader-token-0001", **unknown)
+    ungranted_answer = await table_data(shop, "reader-token-0001", **ungranted)
+    assert (unknown_answer.status, ungranted_answer.status) == (403, 403)
+    unknown_body, ungranted_body = await error_of(unknown_answer), await error_of(ungranted_answer)
+    assert unknown_body["error"] == ungranted_body["error"] == "access_denied"
+    assert message_template(unknown_body["message"], *unknown.values()) == message_template(
+        ungranted_body["message"], *ungranted.values()
+    )
 
 
 async def test_table_data_without_identification_is_a_bad_request(shop: TestClient) -> None:
     """GetTableData with no local_table_name and no full path is 400."""
-    await grant(shop, "reader", "shop_public_alpha")
-    response = await table_data(shop, "reader")
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    response = await table_data(shop, "reader-token-0001")
     assert response.status == 400
     assert "local_table_name" in (await error_of(response))["message"]
 
@@ -347,10 +364,10 @@ async def test_table_dropped_after_registration_is_not_found(
 ) -> None:
     """A registered, granted table dropped from the database since is 404 table_not_found."""
     shop = changeable_shop
-    await grant(shop, "reader", "shop_public_alpha")
-    await success_of(await table_data(shop, "reader", local_table_name="shop_public_alpha"))
+    await grant(shop, "reader-token-0001", "shop_public_alpha")
+    await success_of(await table_data(shop, "reader-token-0001", local_table_name="shop_public_alpha"))
     run_sql(scratch_database, "DROP TABLE public.alpha")
-    response = await table_data(shop, "reader", local_table_name="shop_public_alpha")
+    response = await table_data(shop, "reader-token-0001", local_table_name="shop_public_alpha")
     assert response.status == 404
     assert (await error_of(response))["error"] == "table_not_found"
 
@@ -359,8 +376,8 @@ async def test_table_data_never_carries_the_password(gateway: TestClient, shop_d
     """The GetTableData answer does not hold the database password."""
     parameters = database_parameters("shop", shop_database, password=DISTINCTIVE_PASSWORD)
     await success_of(await gateway.put("/Database", params=parameters, headers=admin_headers()))
-    await grant(gateway, "reader", "shop_public_alpha")
-    response = await table_data(gateway, "reader", local_table_name="shop_public_alpha")
+    await grant(gateway, "reader-token-0001", "shop_public_alpha")
+    response = await table_data(gateway, "reader-token-0001", local_table_name="shop_public_alpha")
     assert response.status == 200
     text = await response.text()
     assert DISTINCTIVE_PASSWORD not in text
@@ -373,8 +390,8 @@ async def test_table_data_never_carries_the_password(gateway: TestClient, shop_d
 async def test_user_token_on_database_list_lists_its_granted_tables_sorted(shop: TestClient) -> None:
     """GET /Database/list with only a user_token answers the granted local names, sorted."""
     for name in ("shop_public_measurements", "shop_public_alpha"):
-        await grant(shop, "lister", name)
-    body = await success_of(await shop.get("/Database/list", headers=user_headers("lister")))
+        await grant(shop, "lister-token-00001", name)
+    body = await success_of(await shop.get("/Database/list", headers=user_headers("lister-token-00001")))
     assert body == {"status": "success", "List": ["shop_public_alpha", "shop_public_measurements"]}
 
 
@@ -385,15 +402,15 @@ async def test_user_token_without_grants_lists_nothing(shop: TestClient) -> None
 
 async def test_valid_admin_token_wins_over_user_token(shop: TestClient) -> None:
     """With a valid admin token, /Database/list is ListDatabase even when a user_token is given too."""
-    await grant(shop, "lister", "shop_public_alpha")
-    headers = {**user_headers("lister"), "admin_token": ADMIN_TOKEN}
+    await grant(shop, "lister-token-00001", "shop_public_alpha")
+    headers = {**user_headers("lister-token-00001"), "admin_token": ADMIN_TOKEN}
     assert await listed(shop, "/Database/list", headers) == ["shop"]
 
 
 async def test_wrong_admin_token_is_denied_even_with_a_valid_user_token(shop: TestClient) -> None:
     """A wrong admin token is 403 on /Database/list even though the user token would list tables."""
-    await grant(shop, "lister", "shop_public_alpha")
-    headers = {**user_headers("lister"), "admin_token": "wrong-admin-token-000000"}
+    await grant(shop, "lister-token-00001", "shop_public_alpha")
+    headers = {**user_headers("lister-token-00001"), "admin_token": "wrong-admin-token-000000"}
     response = await shop.get("/Database/list", headers=headers)
     assert response.status == 403
     assert (await error_of(response))["error"] == "access_denied"
@@ -415,15 +432,15 @@ async def test_table_list_for_the_admin_lists_every_table(shop: TestClient) -> N
 
 async def test_table_list_for_a_user_lists_its_granted_tables(shop: TestClient) -> None:
     """GET /Table/list with a user token answers only its granted names."""
-    await grant(shop, "lister", "shop_public_beta")
-    assert await listed(shop, "/Table/list", user_headers("lister")) == ["shop_public_beta"]
+    await grant(shop, "lister-token-00001", "shop_public_beta")
+    assert await listed(shop, "/Table/list", user_headers("lister-token-00001")) == ["shop_public_beta"]
 
 
 async def test_table_list_with_a_wrong_admin_token_is_denied(shop: TestClient) -> None:
     """A wrong admin token on /Table/list is 403 even with a valid user token."""
-    await grant(shop, "lister", "shop_public_beta")
+    await grant(shop, "lister-token-00001", "shop_public_beta")
     response = await shop.get(
-        "/Table/list", headers={**user_headers("lister"), "admin_token": "wrong-admin-token-000000"}
+        "/Table/list", headers={**user_headers("lister-token-00001"), "admin_token": "wrong-admin-token-000000"}
     )
     assert response.status == 403
     assert (await error_of(response))["error"] == "access_denied"
@@ -432,16 +449,16 @@ async def test_table_list_with_a_wrong_admin_token_is_denied(shop: TestClient) -
 async def test_lists_filter_by_local_database_name(shop: TestClient, shop_database: str) -> None:
     """local_database_name narrows the admin's and the user's table lists to one database."""
     await register_database(shop, "other", shop_database)
-    await grant(shop, "lister", "shop_public_alpha")
-    await grant(shop, "lister", "other_public_beta")
+    await grant(shop, "lister-token-00001", "shop_public_alpha")
+    await grant(shop, "lister-token-00001", "other_public_beta")
     assert await all_table_names(shop, local_database_name="other") == [
         "other_public_alpha",
         "other_public_beta",
         "other_public_measurements",
     ]
-    assert await listed(shop, "/Table/list", user_headers("lister"), local_database_name="other") == [
+    assert await listed(shop, "/Table/list", user_headers("lister-token-00001"), local_database_name="other") == [
         "other_public_beta"
     ]
-    assert await granted_names(shop, "lister", local_database_name="shop") == ["shop_public_alpha"]
-    assert await granted_names(shop, "lister") == ["other_public_beta", "shop_public_alpha"]
-    assert await granted_names(shop, "lister", local_database_name="nowhere") == []
+    assert await granted_names(shop, "lister-token-00001", local_database_name="shop") == ["shop_public_alpha"]
+    assert await granted_names(shop, "lister-token-00001") == ["other_public_beta", "shop_public_alpha"]
+    assert await granted_names(shop, "lister-token-00001", local_database_name="nowhere") == []

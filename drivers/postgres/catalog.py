@@ -19,8 +19,16 @@ RELATION_KINDS = {
     "p": TableKind.PARTITIONED_TABLE,
 }
 
+# The last column lists the direct inheritance parents as {{schema, table}, ...};
+# a partition's parent is its partitioned table, which is not inheritance here.
 CATALOG_SQL = """
-SELECT n.nspname, c.relname, c.relkind::text
+SELECT n.nspname, c.relname, c.relkind::text,
+       ARRAY(SELECT ARRAY[pn.nspname::text, p.relname::text]
+             FROM pg_catalog.pg_inherits AS i
+             JOIN pg_catalog.pg_class AS p ON p.oid = i.inhparent
+             JOIN pg_catalog.pg_namespace AS pn ON pn.oid = p.relnamespace
+             WHERE i.inhrelid = c.oid AND NOT c.relispartition
+             ORDER BY i.inhseqno)
 FROM pg_catalog.pg_class AS c
 JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p')
@@ -43,8 +51,11 @@ ORDER BY a.attnum
 """
 
 
-def catalog_tables(rows: list[tuple[str, str, str]]) -> list[CatalogTable]:
-    return [CatalogTable(folder, table, RELATION_KINDS[kind]) for folder, table, kind in rows]
+def catalog_tables(rows: list[tuple[str, str, str, list[list[str]]]]) -> list[CatalogTable]:
+    return [
+        CatalogTable(folder, table, RELATION_KINDS[kind], tuple((parent[0], parent[1]) for parent in parents))
+        for folder, table, kind, parents in rows
+    ]
 
 
 def table_columns(rows: list[tuple[str | None, str | None]]) -> list[ColumnInfo] | None:

@@ -23,6 +23,7 @@ import structlog
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
 from drivers.postgres.connections import acquire_live_connection, release_connection
+from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL, read_as_only
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.sql_guard import ParsedQuery, check_query
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
@@ -92,6 +93,7 @@ class PostgresPool:
         self._pool: aiopg.Pool | None = None
         self._opening = asyncio.Lock()
         self._function_policy: FunctionPolicy | None = None
+        self._partitioned_tables: frozenset[TableRef] | None = None
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
         self._multi_batch_queries = MultiBatchQueries()
@@ -170,8 +172,16 @@ class PostgresPool:
             self._logger.debug("function_allowlist_loaded", allowed=len(self._function_policy.allowed))
         return self._function_policy
 
+    async def partitioned_tables(self) -> frozenset[TableRef]:
+        """This database's partitioned tables, read once per pool: GetData reads every other table as ONLY."""
+        if self._partitioned_tables is None:
+            rows = await self._fetch_all(PARTITIONED_TABLES_SQL)
+            self._partitioned_tables = frozenset((str(schema), str(name)) for schema, name in rows)
+        return self._partitioned_tables
+
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
-        return check_query(sql, granted, await self.function_policy())
+        checked = check_query(sql, granted, await self.function_policy())
+        return read_as_only(checked, await self.partitioned_tables())
 
     def run_query(self, checked: ParsedQuery) -> Any:
         return self._run_query(checked)

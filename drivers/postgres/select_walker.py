@@ -15,6 +15,7 @@ import functools
 import inspect
 import re
 
+import attrs
 import pglast.ast
 
 from gateway.errors import QueryRejected, RefusalReason
@@ -124,11 +125,26 @@ def _builtin_name(names: list[str]) -> str | None:
     return None
 
 
+@attrs.frozen
+class RangeVarSite:
+    """One schema-qualified relation reference, where the query text names it (see ``inheritance.py``)."""
+
+    location: int
+    """Byte offset of the reference's first token in the UTF-8 text, as the parser reports it."""
+    inherited: bool
+    """True when PostgreSQL reads it with its inheritance children (written without ONLY)."""
+    schema: str
+    """The schema, as PostgreSQL resolves it."""
+    name: str
+    """The relation's name, as PostgreSQL resolves it."""
+
+
 class SelectTreeWalker:
     """Walks one raw parse tree without recursion, collecting names and refusing the unknown."""
 
     def __init__(self) -> None:
         self.relations: set[tuple[str, str]] = set()
+        self.range_vars: list[RangeVarSite] = []
         self.functions: set[str] = set()
         self.attribute_names: set[str] = set()
         self._stack: list[tuple[str, dict, frozenset[str]]] = []
@@ -228,6 +244,7 @@ class SelectTreeWalker:
                 reason=RefusalReason.NOT_QUALIFIED,
             )
         self.relations.add((schema, relation))
+        self.range_vars.append(RangeVarSite(node.get("location", -1), bool(node.get("inh")), schema, relation))
         return (), ctes_in_scope
 
     def _check_FuncCall(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:

@@ -22,7 +22,7 @@ import orjson
 from pglast import parser
 
 from drivers.postgres.function_policy import FunctionPolicy
-from drivers.postgres.select_walker import SelectTreeWalker, display_name, friendly_node_name
+from drivers.postgres.select_walker import RangeVarSite, SelectTreeWalker, display_name, friendly_node_name
 from gateway.errors import QueryRejected, RefusalReason
 
 __all__ = ["ParsedQuery", "check_query", "display_name", "parse_query"]
@@ -40,6 +40,8 @@ class ParsedQuery:
     """Every pg_catalog function called by name (schema prefix removed)."""
     attribute_names: frozenset[str] = frozenset()
     """Last names of ``a.b`` / ``(expr).b`` references: PostgreSQL calls ``b(a)`` if ``a`` has no column ``b``."""
+    range_vars: tuple[RangeVarSite, ...] = ()
+    """Every schema-qualified relation reference, located in UTF-8 bytes of ``sql`` (for ``inheritance.py``)."""
 
 
 def _parse_error_message(error: parser.ParseError) -> str:
@@ -47,15 +49,17 @@ def _parse_error_message(error: parser.ParseError) -> str:
     return str(message) if index is None else f"{message} (at character {index + 1})"
 
 
-def _statement_text(encoded: bytes, raw_statement: dict) -> str:
-    """The statement's own text; pglast reports its place in UTF-8 bytes."""
+def _statement_text(encoded: bytes, raw_statement: dict) -> tuple[str, int]:
+    """The statement's own text and the byte offset where it starts; pglast reports places in UTF-8 bytes."""
     start = raw_statement.get("stmt_location", 0)
     length = raw_statement.get("stmt_len", 0)
     chunk = encoded[start : start + length] if length else encoded[start:]
-    text = chunk.decode("utf-8").strip()
+    untrimmed = chunk.decode("utf-8")
+    text = untrimmed.strip()
+    start += len(untrimmed[: len(untrimmed) - len(untrimmed.lstrip())].encode("utf-8"))
     while text.endswith(";"):
         text = text[:-1].rstrip()
-    return text
+    return text, start
 
 
 @functools.lru_cache(maxsize=1024)
@@ -88,11 +92,13 @@ def parse_query(sql: str) -> ParsedQuery:
         )
     walker = SelectTreeWalker()
     walker.walk_select(body)
+    text, start = _statement_text(encoded, statements[0])
     return ParsedQuery(
-        sql=_statement_text(encoded, statements[0]),
+        sql=text,
         relations=frozenset(walker.relations),
         functions=frozenset(walker.functions),
         attribute_names=frozenset(walker.attribute_names),
+        range_vars=tuple(attrs.evolve(site, location=site.location - start) for site in walker.range_vars),
     )
 
 

@@ -36,10 +36,12 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
     state = app[REGISTRY].state
-    database = state.database(database_name)
-    tally.database = database_name
+    database = state.databases.get(database_name)
+    if database is not None:
+        tally.database = database_name  # metric labels name registered databases only
     granted = state.granted_refs(hash_user_token(state.token_salt, token), database_name)
-    if not granted:
+    # The same answer whether or not the database exists: a token holder learns no registered name.
+    if database is None or not granted:
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)

@@ -13,8 +13,10 @@ import attrs
 from aiohttp import web
 
 from gateway.auth import require_admin, token_fingerprint
+from gateway.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
 from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
+from gateway.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import RequestInputs, read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
 from gateway.registry import DatabaseRecord, RegistryState
@@ -72,6 +74,7 @@ async def refresh_database(request: web.Request) -> web.Response:
         unchanged=changes.unchanged,
         admin_token_fingerprint=_admin_fingerprint(app),
     )
+    _warn_about_inheritance_children(app, local_name, catalog)
     return success(
         {
             "local_name": local_name,
@@ -110,6 +113,18 @@ async def update_database(request: web.Request) -> web.Response:
         admin_token_fingerprint=_admin_fingerprint(app),
     )
     return success(database_data(record), as_array=True)
+
+
+def _warn_about_inheritance_children(app: web.Application, local_name: str, catalog: list[CatalogTable]) -> None:
+    """For each granted table of the database, warn about its inheritance children that no token was granted."""
+    state = app[REGISTRY].state
+    granted = frozenset(
+        address for addresses in state.grants.values() for address in addresses if address.database == local_name
+    )
+    descendants = inheritance_descendants(catalog)
+    granted_refs = frozenset((address.folder, address.table) for address in granted)
+    for table in sorted((t for t in state.tables.values() if t.address in granted), key=lambda t: t.local_name):
+        warn_children_not_granted(app[LOGGER], table, descendants, granted_refs, granted_to="any token")
 
 
 def _changed_record(current: DatabaseRecord, inputs: RequestInputs) -> DatabaseRecord:

@@ -1,9 +1,11 @@
 """Health and metrics: GET /healthz, GET /readyz and GET /metrics.
 
 ``/healthz`` and ``/readyz`` need no token and reveal no connection data: a
-database is only ever "reachable" or "unreachable" under its local name; why it
-is unreachable goes to the log. ``/metrics`` needs the admin token when the
-setting ``metrics_require_admin`` is on.
+database is only ever "reachable" or "unreachable"; why it is unreachable goes
+to the log. Only with the admin token does ``/readyz?databases=1`` name the
+databases (no answer names a registered database to anyone else); without it,
+it counts them. ``/metrics`` needs the admin token when the setting
+``metrics_require_admin`` is on.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import orjson
 from aiohttp import web
 
-from gateway.auth import require_admin
+from gateway.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
 from gateway.errors import BadRequest, DatabaseUnavailable
 from gateway.inputs import read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
@@ -37,7 +39,11 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """The registry is loaded; with ``databases=1`` also every registered database answers (else 503)."""
+    """The registry is loaded; with ``databases=1`` also every registered database answers (else 503).
+
+    The probe's answer counts the databases; with the admin token it also names
+    them (a wrong admin token is 403, as everywhere).
+    """
     app = request.app
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     probe_databases = _flag("databases", inputs.get("databases"))
@@ -45,17 +51,20 @@ async def readyz(request: web.Request) -> web.Response:
     payload: dict[str, object] = {"ready": True, "registry": "loaded"}
     if not probe_databases:
         return success(payload, as_array=False)
+    named = header_token(request, ADMIN_TOKEN_HEADERS) is not None
+    if named:
+        require_admin(request, app[ADMIN_TOKEN])
     records = sorted(state.databases.values(), key=lambda record: record.local_name)
     verdicts = await asyncio.gather(*(_probe(app, record) for record in records))
     databases = {record.local_name: verdict for record, verdict in zip(records, verdicts)}
     unreachable = [name for name, verdict in databases.items() if verdict == UNREACHABLE]
+    counts = {REACHABLE: len(databases) - len(unreachable), UNREACHABLE: len(unreachable)}
+    details: dict[str, object] = {"database_counts": counts, **({"databases": databases} if named else {})}
     if not unreachable:
-        return success({**payload, "databases": databases}, as_array=False)
-    error = DatabaseUnavailable(
-        f"{len(unreachable)} of {len(databases)} registered databases cannot be reached: {', '.join(unreachable)}; "
-        "the gateway log says why"
-    )
-    body = {**error.to_body(), "databases": databases}
+        return success({**payload, **details}, as_array=False)
+    which = f": {', '.join(unreachable)}; the gateway log says why" if named else "; the gateway log says which and why"
+    error = DatabaseUnavailable(f"{len(unreachable)} of {len(databases)} registered databases cannot be reached{which}")
+    body = {**error.to_body(), **details}
     return web.Response(status=error.status, body=orjson.dumps(body), content_type=JSON_CONTENT_TYPE, charset="utf-8")
 
 

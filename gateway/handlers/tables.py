@@ -18,7 +18,7 @@ from gateway.auth import (
 from gateway.errors import AccessDenied, BadRequest, TableNotFound, TokenRequired
 from gateway.inputs import find_table, read_inputs, table_identification
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REGISTRY
-from gateway.registry import RegistryState, TableRecord
+from gateway.registry import RegistryState, TableAddress, TableRecord
 from gateway.responses import success
 
 
@@ -52,9 +52,7 @@ async def get_table_data(request: web.Request) -> web.Response:
     token = require_user_token(request)
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     state = app[REGISTRY].state
-    table = find_table(state, table_identification(inputs))
-    if table.address not in state.grants.get(hash_user_token(state.token_salt, token), frozenset()):
-        raise AccessDenied(f"access denied: table {table.local_name!r} is not granted to this token")
+    table = _granted_table(state, table_identification(inputs), token)
     database = state.database(table.address.database)
     columns = await app[POOLS].get(database).describe_table(table.address.folder, table.address.table)
     if columns is None:
@@ -72,6 +70,25 @@ async def get_table_data(request: web.Request) -> web.Response:
         },
         as_array=False,
     )
+
+
+def _granted_table(state: RegistryState, identification: TableAddress | str | None, token: str) -> TableRecord:
+    """The table asked for if it is granted to ``token``; else 403, worded alike whether or not it exists.
+
+    A token holder must not learn which tables are registered (no existence
+    oracle), so the refusal names the table only as the request identified it.
+    """
+    try:
+        table: TableRecord | None = find_table(state, identification)
+    except TableNotFound:
+        table = None
+    if table is None or table.address not in state.grants.get(hash_user_token(state.token_salt, token), frozenset()):
+        if isinstance(identification, TableAddress):
+            asked = f"{identification.folder}.{identification.table} of database {identification.database!r}"
+        else:
+            asked = repr(identification)
+        raise AccessDenied(f"access denied: table {asked} is not granted to this token")
+    return table
 
 
 async def list_tables(request: web.Request) -> web.Response:

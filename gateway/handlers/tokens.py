@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 
 from aiohttp import web
 
 from gateway.auth import hash_user_token, require_admin, token_fingerprint
-from gateway.keys import ADMIN_TOKEN, LOGGER, REGISTRY
+from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, REGISTRY
 from gateway.registry import RegistryState
 from gateway.responses import success
 
 MINTED_TOKEN_BYTES = 32
-"""Random bytes in a minted token: 256 bits, 43 URL-safe characters."""
+"""Random bytes in a minted token: 256 bits, 43 URL-safe characters (more if ``min_user_token_length`` asks)."""
 
 
 async def mint_user_token(request: web.Request) -> web.Response:
     """Answer a new random user token once; the registry remembers its hash as minted."""
     app = request.app
     require_admin(request, app[ADMIN_TOKEN])
-    token = secrets.token_urlsafe(MINTED_TOKEN_BYTES)
+    # URL-safe base64 spells 3 bytes in 4 characters.
+    size = max(MINTED_TOKEN_BYTES, math.ceil(app[CONFIG].min_user_token_length * 3 / 4))
+    token = secrets.token_urlsafe(size)
 
     def remember(state: RegistryState) -> tuple[RegistryState, str]:
         return state.with_minted_token(hash_user_token(state.token_salt, token)), state.token_salt

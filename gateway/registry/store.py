@@ -32,6 +32,9 @@ T = TypeVar("T")
 
 FILE_MODE = 0o600
 
+Signature = tuple[int, int, int]
+"""A registry file's (inode, mtime in ns, size): a new one whenever the file is replaced."""
+
 
 class RegistryLoadError(Exception):
     """The registry file exists but cannot be used; the gateway must not start over it."""
@@ -49,8 +52,9 @@ class RegistryStore:
         self._cipher = PasswordCipher(secret_key)
         self._lock_path = path.with_name(path.name + ".lock")
         self._write_lock = asyncio.Lock()
-        self._state: RegistryState | None = None
-        self._signature: tuple[int, int, int] | None = None
+        # One tuple, assigned at once: the event loop (reads) and a worker thread (updates) both replace it,
+        # and a state must never be paired with the signature of another file.
+        self._loaded: tuple[RegistryState, Signature] | None = None
 
     def open(self) -> RegistryState:
         """Load the file, creating an empty registry (mode 0600) when there is none."""
@@ -64,14 +68,15 @@ class RegistryStore:
     @property
     def state(self) -> RegistryState:
         """The current content, re-read first if another process replaced the file."""
-        if self._state is None:
+        loaded = self._loaded
+        if loaded is None:
             raise RuntimeError("RegistryStore.open() was not called")
-        if self._file_signature() != self._signature:
+        if self._file_signature() != loaded[1]:
             try:
-                self._reload()
+                loaded = self._reload()
             except RegistryLoadError:
                 pass  # keep serving what we had; the next write re-reads under the lock and reports it
-        return self._state
+        return loaded[0]
 
     @property
     def encrypts_passwords(self) -> bool:
@@ -88,12 +93,11 @@ class RegistryStore:
             raise RegistryLoadError(self.path, "there is no such file")
         new_cipher = PasswordCipher(new_key)
         with self._file_lock():
-            self._reload()
-            assert self._state is not None
-            self._write(self._state, new_cipher)
+            state, _ = self._reload()
+            self._write(state, new_cipher)
             self._cipher = new_cipher
-            self._signature = self._file_signature()
-            return len(self._state.databases)
+            self._loaded = (state, self._current_signature())
+            return len(state.databases)
 
     async def update(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
         """Apply ``change`` to the state on disk and save its result; nothing is saved if it raises."""
@@ -108,27 +112,30 @@ class RegistryStore:
 
     def _update_under_file_lock(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
         with self._file_lock():
-            if self._file_signature() != self._signature:
-                self._reload()
-            assert self._state is not None
-            new_state, result = change(self._state)
-            if new_state is not self._state:
+            loaded = self._loaded
+            if loaded is None or self._file_signature() != loaded[1]:
+                loaded = self._reload()
+            state = loaded[0]
+            new_state, result = change(state)
+            if new_state is not state:
                 self._write(new_state)
-                self._state = new_state
-                self._signature = self._file_signature()
+                self._loaded = (new_state, self._current_signature())
             return result
 
-    def _reload(self) -> None:
+    def _reload(self) -> tuple[RegistryState, Signature]:
+        """Load the file; content and signature come from one open file, so they always belong together."""
         try:
-            content = self.path.read_bytes()
-            signature = self._file_signature()
+            with open(self.path, "rb") as handle:
+                signature = _signature(os.fstat(handle.fileno()))
+                content = handle.read()
         except OSError as error:
             raise RegistryLoadError(self.path, error.strerror or str(error)) from None
         try:
-            self._state = load_registry(content, self._cipher)
+            loaded = (load_registry(content, self._cipher), signature)
         except RegistryFormatError as error:
             raise RegistryLoadError(self.path, str(error)) from None
-        self._signature = signature
+        self._loaded = loaded
+        return loaded
 
     def _write(self, state: RegistryState, cipher: PasswordCipher | None = None) -> None:
         content = dump_registry(state, cipher or self._cipher)
@@ -147,12 +154,18 @@ class RegistryStore:
             raise
         _fsync_folder(folder)
 
-    def _file_signature(self) -> tuple[int, int, int] | None:
+    def _file_signature(self) -> Signature | None:
         try:
-            info = os.stat(self.path)
+            return _signature(os.stat(self.path))
         except FileNotFoundError:
             return None
-        return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    def _current_signature(self) -> Signature:
+        """The signature of the file just written (under the file lock, so it is ours)."""
+        signature = self._file_signature()
+        if signature is None:
+            raise RegistryLoadError(self.path, "the file disappeared right after it was written")
+        return signature
 
     @contextmanager
     def _file_lock(self) -> Iterator[None]:
@@ -162,6 +175,10 @@ class RegistryStore:
             yield
         finally:
             os.close(descriptor)  # closing releases the flock
+
+
+def _signature(info: os.stat_result) -> Signature:
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
 def _fsync_folder(folder: Path) -> None:

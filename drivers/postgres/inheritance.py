@@ -1,0 +1,121 @@
+"""GetData reads every table as ONLY: a granted table never returns the rows of its inheritance children.
+
+PostgreSQL checks privileges on the relation a query names, not on the
+inheritance children it reads along with it. With only ``pub.items`` granted,
+``SELECT * FROM pub.items`` would also return the rows of ``sec.items_child``
+(``CREATE TABLE sec.items_child () INHERITS (pub.items)``), even when neither
+the token nor the database account may read schema ``sec``. So, once the guard
+(``sql_guard.check_query``) has accepted a query, ``read_as_only`` rewrites its
+text: ``ONLY`` goes before every relation written without it, and the legacy
+``pub.items*`` spelling loses its ``*``. The rewritten text is parsed again and
+checked (every reference now ONLY, the same relations, functions and attribute
+names as before), so a mistake in the rewrite refuses the query instead of
+running something else. A child granted too is read by naming it.
+
+Partitioned tables are the exception: ``ONLY`` on one returns no rows, and its
+partitions hold the table's own rows, so granting a partitioned table grants
+its partitions' rows (a query naming a partition directly still needs that
+partition granted). Which tables are partitioned is read from the database's
+catalog once per pool (``PARTITIONED_TABLES_SQL``); the pool is new after a
+refresh. A table that became partitioned since is read as ONLY and answers no
+rows, never more rows.
+
+The rewrite is positional, never a regular expression over SQL: the parser
+gives each reference's byte offset, and pglast's scanner (PostgreSQL's own
+lexer) finds the tokens of the name and of a ``*`` after it. Unqualified
+references are CTE names (the guard refuses any other) and are left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from pglast import parser
+
+from drivers.postgres.select_walker import RangeVarSite
+from drivers.postgres.sql_guard import ParsedQuery, parse_query
+from gateway.errors import QueryRejected, RefusalReason
+
+PARTITIONED_TABLES_SQL = """
+SELECT n.nspname, c.relname
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE c.relkind = 'p'
+"""
+
+_DOT = "ASCII_46"
+_STAR = "ASCII_42"
+
+Relation = tuple[str, str]
+
+
+def read_as_only(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQuery:
+    """``parsed`` with every relation but the ``partitioned`` tables read ONLY; ``parsed`` itself if nothing changes.
+
+    Raises ``QueryRejected`` if the rewritten text does not check out.
+    """
+    if not _inherited_sites(parsed.range_vars, partitioned):
+        return parsed
+    return _rewritten(parsed, partitioned & parsed.relations)
+
+
+def _inherited_sites(sites: Iterable[RangeVarSite], partitioned: frozenset[Relation]) -> list[RangeVarSite]:
+    return [site for site in sites if site.inherited and (site.schema, site.name) not in partitioned]
+
+
+@functools.lru_cache(maxsize=1024)
+def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQuery:
+    text = _with_only(parsed.sql, _inherited_sites(parsed.range_vars, partitioned))
+    try:
+        again = parse_query(text)
+    except QueryRejected:
+        raise _check_failed() from None
+    names_before = sorted((site.schema, site.name) for site in parsed.range_vars)
+    names_after = sorted((site.schema, site.name) for site in again.range_vars)
+    if (
+        _inherited_sites(again.range_vars, partitioned)
+        or names_after != names_before
+        or (again.relations, again.functions, again.attribute_names)
+        != (parsed.relations, parsed.functions, parsed.attribute_names)
+    ):
+        raise _check_failed()
+    return again
+
+
+def _with_only(sql: str, sites: list[RangeVarSite]) -> str:
+    """``sql`` with ``ONLY`` before each site and the ``*`` after its name removed."""
+    encoded = sql.encode("utf-8")
+    try:
+        tokens = parser.scan(sql)
+    except parser.ParseError:
+        raise _check_failed() from None
+    position_by_start = {token.start: position for position, token in enumerate(tokens)}
+    edits: list[tuple[int, int, str]] = []  # (first character, character after, replacement)
+    for site in sites:
+        if not 0 <= site.location < len(encoded):
+            raise _check_failed()
+        try:
+            start = len(encoded[: site.location].decode("utf-8"))  # the scanner counts characters
+        except UnicodeDecodeError:
+            raise _check_failed() from None
+        position = position_by_start.get(start)
+        if position is None:
+            raise _check_failed()
+        edits.append((start, start, "ONLY "))
+        while position + 2 < len(tokens) and tokens[position + 1].name == _DOT:
+            position += 2  # schema . name: the reference ends at its last name part
+        if position + 1 < len(tokens) and tokens[position + 1].name == _STAR:
+            star = tokens[position + 1]
+            edits.append((star.start, star.end + 1, ""))
+    for first, after, replacement in sorted(edits, reverse=True):
+        sql = sql[:first] + replacement + sql[after:]
+    return sql
+
+
+def _check_failed() -> QueryRejected:
+    return QueryRejected(
+        "the query could not be prepared safely (an internal check of its rewrite to ONLY failed); "
+        "please report the query to the gateway's operator",
+        reason=RefusalReason.OTHER,
+    )
