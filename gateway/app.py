@@ -17,7 +17,7 @@ from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
-from gateway.registry import RegistryStore
+from gateway.registry import FileRegistryStore, RegistryState
 
 # (method, path, handler); every path is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
@@ -69,7 +69,14 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     redactor = SecretRedactor()
     logger = make_logger(ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream)
     redactor.add(config.secret_key)
-    store = RegistryStore(config.registry_path, config.secret_key)
+    store = FileRegistryStore(config.registry_path, config.secret_key)
+
+    def redact_passwords(state: RegistryState) -> None:
+        # Databases registered through another gateway process arrive here, not through a request.
+        for record in state.databases.values():
+            redactor.add(record.password)
+
+    store.watch(redact_passwords)
     state = store.open()
     if not store.encrypts_passwords:
         logger.warning(
@@ -79,8 +86,6 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
-    for record in state.databases.values():
-        redactor.add(record.password)
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     limits = PoolLimits(
         min_size=config.pool_min_size,
@@ -103,6 +108,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[REDACTOR] = redactor
     setup_routes(app)
     setup_middlewares(app)
+    app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
     logger.info(
         "gateway_created",
@@ -112,6 +118,13 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         drivers=drivers.names,
     )
     return app
+
+
+async def _registry_following(app: web.Application) -> AsyncIterator[None]:
+    """Let the registry follow changes made by other gateways while serving (the file needs nothing)."""
+    await app[REGISTRY].start(app[LOGGER])
+    yield
+    await app[REGISTRY].close()
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

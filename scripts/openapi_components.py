@@ -33,6 +33,7 @@ ERROR_CODES = (
     "payload_too_large",
     "internal_error",
     "database_unavailable",
+    "registry_unwritable",
     "query_timeout",
 )
 
@@ -176,7 +177,11 @@ SCHEMAS: dict[str, Schema] = {
         "properties": {
             "status": ref("schemas", "SuccessStatus"),
             "ready": {"const": True},
-            "registry": {"const": "loaded"},
+            "registry": {
+                "enum": ["loaded", "unwritable"],
+                "description": "loaded: writable; unwritable: the last change could not be stored (507) and none "
+                "has been since.",
+            },
             "databases": ref("schemas", "Reachability"),
         },
         "additionalProperties": False,
@@ -341,6 +346,7 @@ STATUS_MEANINGS = {
     502: "The database could not be reached or refused the credentials",
     503: "No database connection could be had",
     504: "The query ran past the statement time limit",
+    507: "The registry could not be stored (disk full); nothing was changed",
 }
 
 

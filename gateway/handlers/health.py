@@ -2,7 +2,10 @@
 
 ``/healthz`` and ``/readyz`` need no token and reveal no connection data: a
 database is only ever "reachable" or "unreachable" under its local name; why it
-is unreachable goes to the log. ``/metrics`` needs the admin token when the
+is unreachable goes to the log. ``/readyz`` answers 200 while the gateway can
+serve reads, and says in ``registry`` whether the registry is writable
+(``loaded``) or could not be written (``unwritable``): a load balancer keeps
+sending reads, monitoring alerts on anything but ``loaded``. ``/metrics`` needs the admin token when the
 setting ``metrics_require_admin`` is on.
 """
 
@@ -37,12 +40,12 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """The registry is loaded; with ``databases=1`` also every registered database answers (else 503)."""
+    """The registry is loaded (and how it stands); with ``databases=1`` also every registered database answers."""
     app = request.app
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     probe_databases = _flag("databases", inputs.get("databases"))
     state = app[REGISTRY].state  # the app cannot exist without a loaded registry; this re-reads a changed file
-    payload: dict[str, object] = {"ready": True, "registry": "loaded"}
+    payload: dict[str, object] = {"ready": True, "registry": app[REGISTRY].status.value}
     if not probe_databases:
         return success(payload, as_array=False)
     records = sorted(state.databases.values(), key=lambda record: record.local_name)
