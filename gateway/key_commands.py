@@ -2,8 +2,8 @@
 
 ``rotate-key`` reads the registry with the old key (by default the configured
 ``secret_key``; none when it holds clear passwords), and rewrites it with every
-password encrypted under the new key, under the registry's file lock, the file
-replaced atomically. When the old key
+password encrypted under the new key: a file under the registry's file lock,
+replaced atomically; a PostgreSQL registry in one transaction. When the old key
 does not open it, it exits non-zero and the registry stays as it was. Gateways
 serving the registry keep the old key in memory: restart them with the new one.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from cryptography.fernet import Fernet
 
 from gateway.config import ConfigError, load_config
-from gateway.registry import FileRegistryStore, RegistryLoadError
+from gateway.registry import RegistryLoadError, RegistryUnreachable, open_registry
 from gateway.registry.secrets_at_rest import generate_key
 
 EXIT_FAILED = 2
@@ -51,6 +51,9 @@ def add_key_commands(commands: Any) -> None:
         "--config", type=Path, metavar="FILE", help="TOML settings file; default: $DBGATEWAY_CONFIG if set, else none"
     )
     rotate.add_argument("--data-dir", type=Path, metavar="D", help="folder of registry.json (default ./data)")
+    rotate.add_argument(
+        "--registry-url", metavar="URL", help="the registry, if not the file: file:PATH or postgresql://..."
+    )
 
 
 def run_key_command(arguments: argparse.Namespace) -> int:
@@ -63,12 +66,14 @@ def run_key_command(arguments: argparse.Namespace) -> int:
 
 def _rotate_key(arguments: argparse.Namespace) -> int:
     try:
-        config = load_config(arguments.config, overrides={"data_dir": arguments.data_dir})
+        config = load_config(
+            arguments.config, overrides={"data_dir": arguments.data_dir, "registry_url": arguments.registry_url}
+        )
         new_key = _valid_key("--new-key", arguments.new_key)
         old_key = _valid_key("--old-key", arguments.old_key) if arguments.old_key is not None else config.secret_key
-        store = FileRegistryStore(config.registry_path, old_key)
+        store = open_registry(config.registry_location, old_key)
         count = store.rotate_key(new_key)
-    except (ConfigError, RegistryLoadError) as error:
+    except (ConfigError, RegistryLoadError, RegistryUnreachable) as error:
         print(f"dbgateway rotate-key: {error}", file=sys.stderr)
         if _old_key_missing(error, arguments):
             print("dbgateway rotate-key: give the key the file is encrypted with as --old-key", file=sys.stderr)

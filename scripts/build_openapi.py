@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT_PATH = ROOT / "gateway" / "openapi.json"
 
 INPUT_400 = ["bad_request", "ambiguous_request"]
-# Every operation that changes the registry: it could not be stored (507).
-REGISTRY_WRITE = {507: ["registry_unwritable"]}
+# Every operation that changes the registry: its database is out of reach (503), or it cannot be stored (507).
+REGISTRY_WRITE = {503: ["registry_unavailable"], 507: ["registry_unwritable"]}
 DENIED = ["access_denied"]
 TABLE_BY_QUERY = ["local_table_name", "database", "folder", "table"]
 
@@ -283,7 +283,7 @@ def service_paths() -> dict[str, dict[str, Any]]:
                 "Readyz",
                 "The registry is loaded (with databases=1: every registered database answers)",
                 description="200 while the gateway serves reads; the registry field says whether changes are saved "
-                "now (loaded) or the last one answered 507 registry_unwritable (unwritable).",
+                "now (loaded) or answer 503 registry_unavailable (unavailable) or 507 registry_unwritable (unwritable).",
                 security=NO_SECURITY,
                 parameters=["check_databases"],
                 success=json_response("Ready", "Ready"),

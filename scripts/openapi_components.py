@@ -33,6 +33,7 @@ ERROR_CODES = (
     "payload_too_large",
     "internal_error",
     "database_unavailable",
+    "registry_unavailable",
     "registry_unwritable",
     "query_timeout",
 )
@@ -178,9 +179,10 @@ SCHEMAS: dict[str, Schema] = {
             "status": ref("schemas", "SuccessStatus"),
             "ready": {"const": True},
             "registry": {
-                "enum": ["loaded", "unwritable"],
-                "description": "loaded: writable; unwritable: the last change could not be stored (507) and none "
-                "has been since.",
+                "enum": ["loaded", "unavailable", "unwritable"],
+                "description": "loaded: in step and writable; unavailable: the registry database cannot be reached "
+                "(reads are served from the state held, changes answer 503); unwritable: the last change could not "
+                "be stored (507) and none has been since.",
             },
             "databases": ref("schemas", "Reachability"),
         },
@@ -344,7 +346,7 @@ STATUS_MEANINGS = {
     413: "Too large",
     500: "The gateway failed unexpectedly; details are in its log only",
     502: "The database could not be reached or refused the credentials",
-    503: "No database connection could be had",
+    503: "No database connection could be had, or (registry_unavailable) the registry database cannot be reached",
     504: "The query ran past the statement time limit",
     507: "The registry could not be stored (disk full); nothing was changed",
 }

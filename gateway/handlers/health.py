@@ -3,9 +3,10 @@
 ``/healthz`` and ``/readyz`` need no token and reveal no connection data: a
 database is only ever "reachable" or "unreachable" under its local name; why it
 is unreachable goes to the log. ``/readyz`` answers 200 while the gateway can
-serve reads, and says in ``registry`` whether the registry is writable
-(``loaded``) or could not be written (``unwritable``): a load balancer keeps
-sending reads, monitoring alerts on anything but ``loaded``. ``/metrics`` needs the admin token when the
+serve reads, and says in ``registry`` whether the registry is in step and
+writable (``loaded``), out of reach (``unavailable``: the state held is served,
+changes answer 503) or could not be written (``unwritable``): a load balancer
+keeps sending reads, monitoring alerts on anything but ``loaded``. ``/metrics`` needs the admin token when the
 setting ``metrics_require_admin`` is on.
 """
 

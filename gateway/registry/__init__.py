@@ -1,10 +1,12 @@
 """The registry: which databases are registered, their tables' local names, and grants.
 
-``protocol.Registry`` is what the app uses; ``store.FileRegistryStore`` keeps it in a JSON file.
+``protocol.Registry`` is what the app uses; ``location.open_registry`` picks the
+store (a JSON file, or a PostgreSQL database shared by replicas) for a location.
 """
 
 from __future__ import annotations
 
+from gateway.registry.location import RegistryKind, RegistryLocation, open_registry
 from gateway.registry.models import DatabaseRecord, RegistryState, TableAddress, TableRecord
 from gateway.registry.protocol import (
     Registry,
@@ -19,11 +21,14 @@ __all__ = [
     "DatabaseRecord",
     "FileRegistryStore",
     "Registry",
+    "RegistryKind",
     "RegistryLoadError",
+    "RegistryLocation",
     "RegistryNotEmpty",
     "RegistryState",
     "RegistryStatus",
     "RegistryUnreachable",
     "TableAddress",
     "TableRecord",
+    "open_registry",
 ]

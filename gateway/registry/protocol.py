@@ -1,13 +1,16 @@
 """What the gateway needs from the place that keeps its registry: the ``Registry`` protocol.
 
-``FileRegistryStore`` (``store.py``) implements it: a JSON file, shared by
-the gateway processes of one host through ``flock``; a store shared by
-gateways on several hosts is to come.
+Two stores implement it, chosen by the setting ``registry_url``:
 
-A store keeps the registry's content as a ``RegistryState`` in memory, so reading
-it (``state``) costs no I/O, and applies a change by calling a ``change``
-function on the current state and saving what it returns (``update``), so
-``models.RegistryState`` alone says what a change does. Stores keep the file
+- ``FileRegistryStore`` (``store.py``): a JSON file, shared by the gateway
+  processes of one host through ``flock``; the embedded default.
+- ``PostgresRegistryStore`` (``postgres_store.py``): a schema of its own in a
+  PostgreSQL database, shared by gateways on several hosts.
+
+Both keep the registry's content as a ``RegistryState`` in memory, so reading
+it (``state``) costs no I/O, and both apply a change the same way: ``update``
+calls a ``change`` function on the current state and saves what it returns, so
+``models.RegistryState`` alone says what a change does. Both store the file
 format's JSON (``file_format``) with passwords sealed by ``secret_key``.
 
 The blocking methods (``open``, ``rotate_key``, ``read_existing``,
@@ -68,7 +71,7 @@ class Registry(Protocol):
 
     @property
     def location(self) -> str:
-        """Where the registry is, for messages and logs: a file path, or a URL without its password."""
+        """Where the registry is, for messages: ``registry file PATH`` or ``registry database URL`` (no password)."""
 
     @property
     def state(self) -> RegistryState:
