@@ -435,3 +435,24 @@ async def test_while_the_registry_server_is_down_reads_go_on_and_writes_answer_5
     await wait_for(loaded, time.monotonic() + SETTLE_SECONDS, "the gateway did not reconnect to the registry")
     assert (await change_grant(session, gateway, "POST", "writer-token"))[0] == 200
     assert await serves(session, gateway, "writer-token")
+
+
+async def test_an_account_without_create_on_the_database_uses_a_schema_made_for_it(
+    make_gateway: GatewayFactory, cluster: ThrowawayCluster, session: aiohttp.ClientSession
+) -> None:
+    """An administrator may create the schema for the registry's account, which then needs no CREATE on the database."""
+    name = f"registry_{secrets.token_hex(4)}"
+    cluster.run_sql(f"CREATE ROLE {name} LOGIN")
+    cluster.run_sql(f"CREATE DATABASE {name}")
+    connection = psycopg2.connect(host="127.0.0.1", port=cluster.port, user="postgres", dbname=name)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE SCHEMA dbgateway_registry AUTHORIZATION {name}")
+            cursor.execute("SELECT has_database_privilege(%s, %s, 'CREATE')", (name, name))
+            assert cursor.fetchone() == (False,)
+    finally:
+        connection.close()
+    client = await make_gateway(registry_url=f"postgresql://{name}@127.0.0.1:{cluster.port}/{name}", secret_key=KEY)
+    status, body = await answer(session, "PUT", f"{base(client)}/UserToken", headers=admin_headers())
+    assert status == 200, body

@@ -60,7 +60,6 @@ _MIGRATION_LOCK = 0x6462677752656769  # pg_advisory_xact_lock key: start-ups of 
 
 MIGRATIONS = {
     1: f"""
-        CREATE SCHEMA IF NOT EXISTS {SCHEMA};
         CREATE TABLE {SCHEMA}.schema_migrations (
             version integer PRIMARY KEY,
             applied_at timestamptz NOT NULL DEFAULT now()
@@ -177,6 +176,11 @@ class RegistryDatabase:
 
     def _migrate(self, cursor: psycopg2.extensions.cursor) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        # Only when missing: CREATE SCHEMA IF NOT EXISTS would need the CREATE privilege on the database
+        # even when an administrator made the schema for the registry's account beforehand.
+        cursor.execute("SELECT to_regnamespace(%s) IS NULL", (SCHEMA,))
+        if cursor.fetchone()[0]:
+            cursor.execute(f"CREATE SCHEMA {SCHEMA}")
         cursor.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.schema_migrations",))
         current = self._check_schema_version(cursor) if cursor.fetchone()[0] else 0
         for version in range(current + 1, SCHEMA_VERSION + 1):
