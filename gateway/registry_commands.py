@@ -2,11 +2,12 @@
 
 Both URLs are written as the setting ``registry_url`` is (``file:PATH`` or
 ``postgresql://...``). The source is read with the configured ``secret_key``
-and the target written with it, so sealed passwords stay sealed (and clear ones
-stay clear in a file without a key; a PostgreSQL target needs the key). The whole registry is copied, token salt included,
-so every token keeps working. A target that already holds a registry with
-content is left alone unless ``--force``; a PostgreSQL target gets its tables
-on the way, and the gateways following it reload within a second.
+and the target written with it, so sealed passwords stay sealed (clear ones
+stay clear in a file without a key; a PostgreSQL target needs the key). The
+whole registry is copied, token salt included, so every token keeps working. A
+target that already holds a registry with content is left alone unless
+``--force``; a PostgreSQL target gets its tables on the way, and the gateways
+following it reload within a second.
 """
 
 from __future__ import annotations

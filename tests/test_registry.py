@@ -331,7 +331,7 @@ def limited_file_size() -> None:
 async def test_a_registry_write_without_room_answers_507_and_keeps_the_old_file(
     shop_database: str, tmp_path: Path
 ) -> None:
-    """No room for the registry: 507 registry_unwritable, the file as it was, reads go on, /readyz says so until a write fits."""
+    """No room: 507 registry_unwritable, the file as it was, reads go on, /readyz says so until a write fits."""
     gateway = GatewayProcess(tmp_path / "data", preexec_fn=limited_file_size, log_to_pipe=True)
     path = tmp_path / "data" / "registry.json"
     try:
@@ -354,7 +354,8 @@ async def test_a_registry_write_without_room_answers_507_and_keeps_the_old_file(
             assert (await answer(session, "GET", gateway.url("/readyz")))[1]["registry"] == "unwritable"
             assert (await answer(session, "GET", gateway.url("/Database/list"), headers=admin_headers()))[0] == 200
             query = {"local_database_name": "shop", "query": "SELECT count(*) FROM public.alpha"}
-            data = await answer(session, "GET", gateway.url("/GetData"), params=query, headers=user_headers("doomed-token"))
+            reader = user_headers("doomed-token")
+            data = await answer(session, "GET", gateway.url("/GetData"), params=query, headers=reader)
             assert data[0] == 200, data
 
             revoked = await grant_through(session, gateway, "doomed-token", "DELETE")  # the file shrinks: it fits

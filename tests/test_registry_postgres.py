@@ -127,9 +127,8 @@ def replicas(
 async def _register_shop(through: GatewayProcess, database: str, everywhere: list[GatewayProcess]) -> None:
     """AddDatabase through one replica, then wait until every replica lists it (so tests start in step)."""
     async with aiohttp.ClientSession() as session:
-        status, body = await answer(
-            session, "PUT", through.url("/Database"), params=database_parameters("shop", database), headers=admin_headers()
-        )
+        parameters = database_parameters("shop", database)
+        status, body = await answer(session, "PUT", through.url("/Database"), params=parameters, headers=admin_headers())
         assert status == 200, body
 
         async def listed_everywhere() -> bool:

@@ -98,7 +98,9 @@ class RegistryDatabase:
     def transaction(self) -> Iterator[psycopg2.extensions.cursor]:
         """A cursor in a transaction, committed when the block ends, rolled back if it raises."""
         try:
-            connection = psycopg2.connect(self._url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS), **CONNECTION_PARAMETERS)
+            connection = psycopg2.connect(
+                self._url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS), **CONNECTION_PARAMETERS
+            )
         except psycopg2.OperationalError as error:
             raise RegistryUnreachable(f"{self.location} cannot be reached: {first_line(error)}") from None
         try:
