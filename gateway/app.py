@@ -17,7 +17,7 @@ from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
-from gateway.registry import RegistryStore
+from gateway.registry import RegistryState, open_registry
 
 # (method, path, handler); every path is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
@@ -64,14 +64,23 @@ def server_options(config: GatewayConfig) -> dict[str, Any]:
 
 
 def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> web.Application:
-    """Build the application; raises ``RegistryLoadError`` or ``ConfigError`` before serving anything."""
+    """Build the application; raises ``RegistryLoadError``, ``RegistryUnreachable`` or ``ConfigError`` first."""
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
     logger = make_logger(ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream)
     redactor.add(config.secret_key)
-    store = RegistryStore(config.registry_path, config.secret_key)
+    location = config.registry_location
+    redactor.add(location.password)
+    store = open_registry(location, config.secret_key)
+
+    def redact_passwords(state: RegistryState) -> None:
+        # Databases registered through another gateway arrive here, not through a request.
+        for record in state.databases.values():
+            redactor.add(record.password)
+
+    store.watch(redact_passwords)
     state = store.open()
-    if not store.encrypts_passwords:
+    if not store.encrypts_passwords:  # only a file: a registry in PostgreSQL requires secret_key
         logger.warning(
             "passwords_stored_in_clear",
             path=str(config.registry_path.resolve()),
@@ -79,8 +88,6 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
-    for record in state.databases.values():
-        redactor.add(record.password)
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     limits = PoolLimits(
         min_size=config.pool_min_size,
@@ -103,15 +110,23 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[REDACTOR] = redactor
     setup_routes(app)
     setup_middlewares(app)
+    app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
     logger.info(
         "gateway_created",
-        registry=str(config.registry_path),
+        registry=location.display,
         databases=len(state.databases),
         tables=len(state.tables),
         drivers=drivers.names,
     )
     return app
+
+
+async def _registry_following(app: web.Application) -> AsyncIterator[None]:
+    """Follow registry changes made by other gateways while serving (a PostgreSQL registry's LISTEN)."""
+    await app[REGISTRY].start(app[LOGGER])
+    yield
+    await app[REGISTRY].close()
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

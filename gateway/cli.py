@@ -1,4 +1,9 @@
-"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM."""
+"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM.
+
+Exit status 2: a setting, or the registry's content, cannot be used (a restart
+will not help). Exit status 1: the registry database does not answer (a
+restart may).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ from gateway.app import create_app
 from gateway.config import ConfigError, load_config
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
-from gateway.registry import RegistryLoadError
+from gateway.registry import RegistryLoadError, RegistryUnreachable
+from gateway.registry_commands import add_registry_commands, run_registry_command
 from gateway.workers import WorkerSupervisor, serve
 
 
@@ -39,7 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, metavar="D",
         help="folder of registry.json and the generated admin_token file (default ./data)",
     )
+    serve.add_argument(
+        "--registry-url", metavar="URL",
+        help="where the registry is: file:PATH, or postgresql://user:password@host:port/dbname for a registry shared "
+        "by several gateways (default: the file <data-dir>/registry.json); prefer DBGATEWAY_REGISTRY_URL when the "
+        "URL holds a password",
+    )
     add_key_commands(commands)
+    add_registry_commands(commands)
     return parser
 
 
@@ -47,15 +60,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     if arguments.command in {"generate-key", "rotate-key"}:
         return run_key_command(arguments)
+    if arguments.command == "registry":
+        return run_registry_command(arguments)
     try:
         config = load_config(
             arguments.config,
-            overrides={"listen_host": arguments.host, "listen_port": arguments.port, "data_dir": arguments.data_dir},
+            overrides={
+                "listen_host": arguments.host,
+                "listen_port": arguments.port,
+                "data_dir": arguments.data_dir,
+                "registry_url": arguments.registry_url,
+            },
         )
         app = create_app(config)
     except (ConfigError, RegistryLoadError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
+    except RegistryUnreachable as error:
+        print(f"dbgateway: {error}", file=sys.stderr)
+        return 1
     app[LOGGER].info(
         "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
     )

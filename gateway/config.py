@@ -16,10 +16,17 @@ import attrs
 import cattrs
 from cryptography.fernet import Fernet
 
+from gateway.registry.location import RegistryKind, RegistryLocation
+
 ENV_PREFIX = "DBGATEWAY_"
 
 MAX_USER_TOKEN_LENGTH = 1024
 """Longest user token a grant takes (and so the most ``min_user_token_length`` may ask for)."""
+
+POSTGRESQL_NEEDS_KEY = (
+    "a registry in PostgreSQL needs secret_key (DBGATEWAY_SECRET_KEY), so that database passwords never reach"
+    " that database, its logs or its backups in clear; make one with `dbgateway generate-key`"
+)
 
 
 class ConfigError(Exception):
@@ -49,6 +56,11 @@ def _fernet_key(instance: object, attribute: attrs.Attribute[Any], value: str | 
         ) from None
 
 
+def _registry_url(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None:
+        RegistryLocation.parse(value)  # its ValueError never repeats the value: it may hold a password
+
+
 @attrs.frozen(kw_only=True)
 class GatewayConfig:
     """Everything an operator can change; defaults are the contract's."""
@@ -62,7 +74,9 @@ class GatewayConfig:
     data_dir: Path = Path("./data")
     """Folder of the registry file and the generated admin token."""
     registry_file: Path | None = None
-    """Registry JSON file; ``<data_dir>/registry.json`` when unset."""
+    """Registry JSON file; ``<data_dir>/registry.json`` when unset (and ``registry_url`` is unset)."""
+    registry_url: str | None = attrs.field(default=None, repr=False, validator=_registry_url)
+    """Where the registry is: ``file:PATH``, or ``postgresql://...`` for one shared by replicas; unset: the file."""
     admin_token: str | None = attrs.field(default=None, repr=False)
     """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
     secret_key: str | None = attrs.field(default=None, repr=False, validator=_fernet_key)
@@ -97,12 +111,32 @@ class GatewayConfig:
     """Per-driver options, the ``[drivers.<base_type>]`` tables."""
 
     @property
+    def registry_location(self) -> RegistryLocation:
+        """``registry_url`` if set, else the file ``registry_file`` or ``<data_dir>/registry.json``."""
+        if self.registry_url is not None:
+            return RegistryLocation.parse(self.registry_url)
+        return RegistryLocation.file(self.registry_file or self.data_dir / "registry.json")
+
+    @property
     def registry_path(self) -> Path:
-        return self.registry_file if self.registry_file is not None else self.data_dir / "registry.json"
+        """The registry file; only for a file registry."""
+        location = self.registry_location
+        if location.path is None:
+            raise ValueError("the registry is in a PostgreSQL database, not in a file")
+        return location.path
 
     def __attrs_post_init__(self) -> None:
         if self.pool_min_size > self.pool_max_size:
             raise ValueError("pool_min_size must not exceed pool_max_size")
+        if self.registry_location.kind is RegistryKind.POSTGRESQL and self.secret_key is None:
+            raise ValueError(POSTGRESQL_NEEDS_KEY)
+        if self.registry_url is not None and self.registry_file is not None:
+            location = self.registry_location
+            if location.kind is RegistryKind.POSTGRESQL or location.path != self.registry_file:
+                raise ValueError(
+                    "registry_file and registry_url name different registries; set only one of them"
+                    " (registry_url = file:PATH replaces registry_file)"
+                )
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True)

@@ -164,6 +164,25 @@ class DatabaseUnavailable(GatewayError):
         self.status = status  # type: ignore[misc]
 
 
+class RegistryUnavailable(GatewayError):
+    """The registry database cannot be reached (or refused the change): nothing was changed, or, when the
+    connection broke while committing, the change may have been saved; reads go on from the state held."""
+
+    status = 503
+    code = "registry_unavailable"
+
+
+class RegistryUnwritable(GatewayError):
+    """The registry could not be stored (disk full, file size limit, quota, a read-only folder); it is as it was.
+
+    507 Insufficient Storage rather than 503: retrying on another gateway of
+    the same host meets the same full disk, and the status names the cause.
+    """
+
+    status = 507
+    code = "registry_unwritable"
+
+
 class QueryTimeout(GatewayError):
     status = 504
     code = "query_timeout"

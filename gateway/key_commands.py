@@ -1,11 +1,11 @@
 """``dbgateway generate-key`` and ``dbgateway rotate-key``: the key that encrypts passwords at rest.
 
-``rotate-key`` reads the registry file with the old key (by default the
-configured ``secret_key``; none when the file holds clear passwords), and
-rewrites it with every password encrypted under the new key, holding the
-registry's file lock and replacing the file atomically. When the old key does
-not open the file, it exits non-zero and the file stays as it was. Gateways
-serving the file keep the old key in memory: restart them with the new one.
+``rotate-key`` reads the registry with the old key (by default the configured
+``secret_key``; none when it holds clear passwords), and rewrites it with every
+password encrypted under the new key: a file under the registry's file lock,
+replaced atomically; a PostgreSQL registry in one transaction. When the old key
+does not open it, it exits non-zero and the registry stays as it was. Gateways
+serving the registry keep the old key in memory: restart them with the new one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from cryptography.fernet import Fernet
 
 from gateway.config import ConfigError, load_config
-from gateway.registry import RegistryLoadError, RegistryStore
+from gateway.registry import RegistryLoadError, RegistryUnreachable, open_registry
 from gateway.registry.secrets_at_rest import generate_key
 
 EXIT_FAILED = 2
@@ -34,8 +34,8 @@ def add_key_commands(commands: Any) -> None:
     rotate = commands.add_parser(
         "rotate-key",
         help="re-encrypt the registry's passwords under a new key",
-        description="Re-encrypt every database password in the registry file under --new-key, atomically and "
-        "under the registry lock. Then set secret_key to the new key and restart every gateway using the file. "
+        description="Re-encrypt every database password in the registry under --new-key, atomically and "
+        "under the registry lock. Then set secret_key to the new key and restart every gateway using the registry. "
         "Write keys as --new-key=KEY: a key may begin with '-'.",
     )
     # A key may begin with "-", which argparse takes for an option unless written --new-key=KEY.
@@ -51,6 +51,9 @@ def add_key_commands(commands: Any) -> None:
         "--config", type=Path, metavar="FILE", help="TOML settings file; default: $DBGATEWAY_CONFIG if set, else none"
     )
     rotate.add_argument("--data-dir", type=Path, metavar="D", help="folder of registry.json (default ./data)")
+    rotate.add_argument(
+        "--registry-url", metavar="URL", help="the registry, if not the file: file:PATH or postgresql://..."
+    )
 
 
 def run_key_command(arguments: argparse.Namespace) -> int:
@@ -63,18 +66,21 @@ def run_key_command(arguments: argparse.Namespace) -> int:
 
 def _rotate_key(arguments: argparse.Namespace) -> int:
     try:
-        config = load_config(arguments.config, overrides={"data_dir": arguments.data_dir})
+        config = load_config(
+            arguments.config, overrides={"data_dir": arguments.data_dir, "registry_url": arguments.registry_url}
+        )
         new_key = _valid_key("--new-key", arguments.new_key)
         old_key = _valid_key("--old-key", arguments.old_key) if arguments.old_key is not None else config.secret_key
-        count = RegistryStore(config.registry_path, old_key).rotate_key(new_key)
-    except (ConfigError, RegistryLoadError) as error:
+        store = open_registry(config.registry_location, old_key)
+        count = store.rotate_key(new_key)
+    except (ConfigError, RegistryLoadError, RegistryUnreachable) as error:
         print(f"dbgateway rotate-key: {error}", file=sys.stderr)
         if _old_key_missing(error, arguments):
             print("dbgateway rotate-key: give the key the file is encrypted with as --old-key", file=sys.stderr)
         return EXIT_FAILED
     print(
-        f"re-encrypted {count} database password(s) in {config.registry_path} under the new key; "
-        "set secret_key to it and restart every gateway using this file"
+        f"re-encrypted {count} database password(s) in the {store.location} under the new key; "
+        "set secret_key to it and restart every gateway using this registry"
     )
     return 0
 

@@ -10,11 +10,11 @@ from gateway.driver_loader import DriverCatalog
 from gateway.logbook import LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
-from gateway.registry import RegistryStore
+from gateway.registry import Registry
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
-REGISTRY = web.AppKey("registry", RegistryStore)
+REGISTRY = web.AppKey("registry", Registry)
 DRIVERS = web.AppKey("drivers", DriverCatalog)
 POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)

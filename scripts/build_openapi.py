@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT_PATH = ROOT / "gateway" / "openapi.json"
 
 INPUT_400 = ["bad_request", "ambiguous_request"]
+# Every operation that changes the registry: its database is out of reach (503), or it cannot be stored (507).
+REGISTRY_WRITE = {503: ["registry_unavailable"], 507: ["registry_unwritable"]}
 DENIED = ["access_denied"]
 TABLE_BY_QUERY = ["local_table_name", "database", "folder", "table"]
 
@@ -98,6 +100,7 @@ def database_operations() -> dict[str, dict[str, Any]]:
             body="DatabaseFields",
             success=json_response("Registered", "DatabaseAdded", [{"status": "success", "local_name": "shop"}]),
             errors={
+                **REGISTRY_WRITE,
                 400: [*INPUT_400, "unsupported_base_type"],
                 403: DENIED,
                 409: ["database_exists"],
@@ -121,7 +124,13 @@ def database_operations() -> dict[str, dict[str, Any]]:
             security=ADMIN_SECURITY,
             parameters=["local_database_name_required"],
             success=json_response("What changed", "DatabaseRefreshed"),
-            errors={400: INPUT_400, 403: DENIED, 404: ["database_not_found"], 502: ["database_unavailable"]},
+            errors={
+                **REGISTRY_WRITE,
+                400: INPUT_400,
+                403: DENIED,
+                404: ["database_not_found"],
+                502: ["database_unavailable"],
+            },
         ),
         "patch": operation(
             "UpdateDatabase",
@@ -133,6 +142,7 @@ def database_operations() -> dict[str, dict[str, Any]]:
             body="DatabaseFields",
             success=json_response("The new connection data", "DatabaseData"),
             errors={
+                **REGISTRY_WRITE,
                 400: INPUT_400,
                 403: DENIED,
                 404: ["database_not_found"],
@@ -146,7 +156,7 @@ def database_operations() -> dict[str, dict[str, Any]]:
             security=ADMIN_SECURITY,
             parameters=["local_database_name_required"],
             success=json_response("Unregistered", "DatabaseUnregistered"),
-            errors={400: INPUT_400, 403: DENIED, 404: ["database_not_found"]},
+            errors={**REGISTRY_WRITE, 400: INPUT_400, 403: DENIED, 404: ["database_not_found"]},
         ),
     }
 
@@ -177,6 +187,7 @@ def table_operations() -> dict[str, dict[str, Any]]:
             body="RenameTable",
             success=json_response("Renamed", "TableRenamed"),
             errors={
+                **REGISTRY_WRITE,
                 400: INPUT_400,
                 403: DENIED,
                 404: ["table_not_found"],
@@ -211,7 +222,7 @@ def grant_operations() -> dict[str, dict[str, Any]]:
             security=ADMIN_SECURITY,
             parameters=["new_grantee", *TABLE_BY_QUERY],
             success=json_response("Granted", "Succeeded", [{"status": "success"}]),
-            errors={400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
+            errors={**REGISTRY_WRITE, 400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
         ),
         "delete": operation(
             "RevokeTableAccess",
@@ -219,7 +230,7 @@ def grant_operations() -> dict[str, dict[str, Any]]:
             security=ADMIN_SECURITY,
             parameters=["grantee", *TABLE_BY_QUERY],
             success=json_response("Revoked, or there was no such grant", "GrantRevoked"),
-            errors={400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
+            errors={**REGISTRY_WRITE, 400: INPUT_400, 403: DENIED, 404: ["table_not_found"]},
         ),
         "get": operation(
             "ListTokenGrants",
@@ -273,7 +284,9 @@ def service_paths() -> dict[str, dict[str, Any]]:
             "get": operation(
                 "Readyz",
                 "The registry is loaded (with databases=1: every registered database answers)",
-                description="No token needed. With databases=1 the answer counts the databases; with the admin "
+                description="No token needed. 200 while the gateway serves reads; the registry field says whether "
+                "changes are saved now (loaded) or answer 503 registry_unavailable (unavailable) or 507 "
+                "registry_unwritable (unwritable). With databases=1 the answer counts the databases; with the admin "
                 "token it also names them (a wrong admin token is 403).",
                 security=[{}, *ADMIN_SECURITY],
                 parameters=["check_databases"],
@@ -333,7 +346,7 @@ def build_document() -> dict[str, Any]:
                 "Mint a new random user token; the registry keeps only its hash",
                 security=ADMIN_SECURITY,
                 success=json_response("The token, shown once", "UserTokenMinted"),
-                errors={403: DENIED},
+                errors={**REGISTRY_WRITE, 403: DENIED},
             )
         },
         "/Logs": {

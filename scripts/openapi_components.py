@@ -33,6 +33,8 @@ ERROR_CODES = (
     "payload_too_large",
     "internal_error",
     "database_unavailable",
+    "registry_unavailable",
+    "registry_unwritable",
     "query_timeout",
 )
 
@@ -180,7 +182,12 @@ SCHEMAS: dict[str, Schema] = {
         "properties": {
             "status": ref("schemas", "SuccessStatus"),
             "ready": {"const": True},
-            "registry": {"const": "loaded"},
+            "registry": {
+                "enum": ["loaded", "unavailable", "unwritable"],
+                "description": "loaded: in step and writable; unavailable: the registry database cannot be reached "
+                "(reads are served from the state held, changes answer 503); unwritable: the last change could not "
+                "be stored (507) and none has been since.",
+            },
             "database_counts": ref("schemas", "ReachabilityCounts"),
             "databases": ref("schemas", "Reachability"),
         },
@@ -355,8 +362,9 @@ STATUS_MEANINGS = {
     413: "Too large",
     500: "The gateway failed unexpectedly; details are in its log only",
     502: "The database could not be reached or refused the credentials",
-    503: "No database connection could be had",
+    503: "No database connection could be had, or (registry_unavailable) the registry database cannot be reached",
     504: "The query ran past the statement time limit",
+    507: "The registry could not be stored (disk full); nothing was changed",
 }
 
 

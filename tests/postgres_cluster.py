@@ -102,6 +102,14 @@ class ThrowawayCluster:
         """Stop the server the fast way (every session is ended) and start it again; returns once it accepts."""
         self._pg_ctl("restart", "--mode", "fast")
 
+    def stop(self) -> None:
+        """Stop the server the fast way (every session is ended); ``start`` brings it back on the same port."""
+        self._pg_ctl("stop", "--mode", "fast")
+
+    def start(self) -> None:
+        """Start a stopped server; returns once it accepts connections."""
+        self._pg_ctl("start")
+
     def run_sql(self, sql: str) -> list[tuple[Any, ...]]:
         """Run ``sql`` on the cluster's ``postgres`` database, autocommit."""
         connection = psycopg2.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
+import signal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
 from gateway.registry import RegistryLoadError
+from gateway_processes import GatewayProcess, answer
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
@@ -315,3 +319,62 @@ async def test_a_gateway_process_and_an_app_share_one_file(
     finally:
         code, stderr = stop_process(process)
     assert code == 0, stderr
+
+
+# -- storage full ----------------------------------------------------------------------------------------------
+
+REGISTRY_SIZE_LIMIT = 2500
+"""Bytes the gateway process may write to one file: a few hundred more than a registry with "shop" and a grant."""
+
+
+def limited_file_size() -> None:
+    """In the gateway process before exec: files may not grow past the limit (writes then fail with EFBIG)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write instead of killing the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (REGISTRY_SIZE_LIMIT, REGISTRY_SIZE_LIMIT))
+
+
+async def test_a_registry_write_without_room_answers_507_and_keeps_the_old_file(
+    shop_database: str, tmp_path: Path
+) -> None:
+    """No room: 507 registry_unwritable, the file as it was, reads go on, /readyz says so until a write fits."""
+    gateway = GatewayProcess(tmp_path / "data", preexec_fn=limited_file_size, log_to_pipe=True)
+    path = tmp_path / "data" / "registry.json"
+    try:
+        gateway.wait_until_listening()
+        async with aiohttp.ClientSession() as session:
+            put = await answer(
+                session, "PUT", gateway.url("/Database"), params=database_parameters("shop", shop_database),
+                headers=admin_headers(),
+            )  # fmt: skip
+            assert put[0] == 200, put
+            assert (await grant_through(session, gateway, "doomed-token-0123456", "POST"))[0] == 200
+            for _ in range(100):  # each minted token adds about 70 bytes to the file
+                before = path.read_bytes()
+                status, body = await answer(session, "PUT", gateway.url("/UserToken"), headers=admin_headers())
+                if status != 200:
+                    break
+            assert (status, body["error"]) == (507, "registry_unwritable"), body
+            assert "File too large" in body["message"]
+            assert path.read_bytes() == before
+            assert (await answer(session, "GET", gateway.url("/readyz")))[1]["registry"] == "unwritable"
+            assert (await answer(session, "GET", gateway.url("/Database/list"), headers=admin_headers()))[0] == 200
+            query = {"local_database_name": "shop", "query": "SELECT count(*) FROM public.alpha"}
+            reader = user_headers("doomed-token-0123456")
+            data = await answer(session, "GET", gateway.url("/GetData"), params=query, headers=reader)
+            assert data[0] == 200, data
+
+            revoked = await grant_through(session, gateway, "doomed-token-0123456", "DELETE")  # the file shrinks: it fits
+            assert revoked[0] == 200, revoked
+            assert (await answer(session, "GET", gateway.url("/readyz")))[1]["registry"] == "loaded"
+        assert len(path.read_bytes()) < len(before)
+        assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        assert gateway.stop() == 0
+    assert '"error":"registry_unwritable"' in gateway.log()
+
+
+async def grant_through(
+    session: aiohttp.ClientSession, gateway: GatewayProcess, token: str, method: str
+) -> tuple[int, Any]:
+    params = {"user_token": token, "local_table_name": "shop_public_alpha"}
+    return await answer(session, method, gateway.url("/GrantTableAccess"), params=params, headers=admin_headers())

@@ -4,8 +4,12 @@
 database is only ever "reachable" or "unreachable"; why it is unreachable goes
 to the log. Only with the admin token does ``/readyz?databases=1`` name the
 databases (no answer names a registered database to anyone else); without it,
-it counts them. ``/metrics`` needs the admin token when the setting
-``metrics_require_admin`` is on.
+it counts them. ``/readyz`` answers 200 while the gateway can serve reads, and
+says in ``registry`` whether the registry is in step and writable (``loaded``),
+out of reach (``unavailable``: the state held is served, changes answer 503) or
+could not be written (``unwritable``): a load balancer keeps sending reads,
+monitoring alerts on anything but ``loaded``. ``/metrics`` needs the admin token
+when the setting ``metrics_require_admin`` is on.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """The registry is loaded; with ``databases=1`` also every registered database answers (else 503).
+    """The registry is loaded (and how it stands); with ``databases=1`` also every registered database answers.
 
     The probe's answer counts the databases; with the admin token it also names
     them (a wrong admin token is 403, as everywhere).
@@ -48,7 +52,7 @@ async def readyz(request: web.Request) -> web.Response:
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     probe_databases = _flag("databases", inputs.get("databases"))
     state = app[REGISTRY].state  # the app cannot exist without a loaded registry; this re-reads a changed file
-    payload: dict[str, object] = {"ready": True, "registry": "loaded"}
+    payload: dict[str, object] = {"ready": True, "registry": app[REGISTRY].status.value}
     if not probe_databases:
         return success(payload, as_array=False)
     named = header_token(request, ADMIN_TOKEN_HEADERS) is not None

@@ -1,8 +1,34 @@
-"""The registry: which databases are registered, their tables' local names, and grants."""
+"""The registry: which databases are registered, their tables' local names, and grants.
+
+``protocol.Registry`` is what the app uses; ``location.open_registry`` picks the
+store (a JSON file, or a PostgreSQL database shared by replicas) for a location.
+"""
 
 from __future__ import annotations
 
+from gateway.registry.location import RegistryKind, RegistryLocation, open_registry
 from gateway.registry.models import DatabaseRecord, RegistryState, TableAddress, TableRecord
-from gateway.registry.store import RegistryLoadError, RegistryStore
+from gateway.registry.protocol import (
+    Registry,
+    RegistryLoadError,
+    RegistryNotEmpty,
+    RegistryStatus,
+    RegistryUnreachable,
+)
+from gateway.registry.store import FileRegistryStore
 
-__all__ = ["DatabaseRecord", "RegistryLoadError", "RegistryState", "RegistryStore", "TableAddress", "TableRecord"]
+__all__ = [
+    "DatabaseRecord",
+    "FileRegistryStore",
+    "Registry",
+    "RegistryKind",
+    "RegistryLoadError",
+    "RegistryLocation",
+    "RegistryNotEmpty",
+    "RegistryState",
+    "RegistryStatus",
+    "RegistryUnreachable",
+    "TableAddress",
+    "TableRecord",
+    "open_registry",
+]

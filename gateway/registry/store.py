@@ -1,10 +1,14 @@
-"""The registry file on disk: loaded once, re-read when another process changed it, written atomically.
+"""The registry in a file on disk: loaded once, re-read when another process changed it, written atomically.
 
 Writers hold an asyncio lock (requests of this process) and an exclusive
 ``flock`` on ``<registry>.lock`` (other gateway processes on the same file),
 re-read the file under that lock, apply the change to what is on disk, and
 replace the file by ``rename`` after ``fsync``: a crash at any instant leaves
 either the old or the new file, both complete.
+
+A write that fails (disk full, a file size limit, a read-only folder) leaves
+the old file, answers 507 ``registry_unwritable`` and shows as ``unwritable``
+in ``/readyz`` until a later write succeeds.
 
 With a ``secret_key`` the store writes every password encrypted and decrypts
 them on load (``secrets_at_rest``); ``rotate_key`` re-encrypts the whole file
@@ -23,9 +27,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from gateway.errors import InternalError
+import structlog
+
+from gateway.errors import InternalError, RegistryUnwritable
 from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
 from gateway.registry.models import RegistryState
+from gateway.registry.protocol import Change, RegistryLoadError, RegistryNotEmpty, RegistryStatus, is_empty
 from gateway.registry.secrets_at_rest import PasswordCipher
 
 T = TypeVar("T")
@@ -36,16 +43,8 @@ Signature = tuple[int, int, int]
 """A registry file's (inode, mtime in ns, size): a new one whenever the file is replaced."""
 
 
-class RegistryLoadError(Exception):
-    """The registry file exists but cannot be used; the gateway must not start over it."""
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(f"registry file {path} cannot be loaded: {problem}. It was left as it is.")
-        self.path = path
-
-
-class RegistryStore:
-    """The one place that reads and writes the registry file."""
+class FileRegistryStore:
+    """The one place that reads and writes the registry file (a ``Registry``)."""
 
     def __init__(self, path: Path, secret_key: str | None = None) -> None:
         self.path = path
@@ -55,6 +54,12 @@ class RegistryStore:
         # One tuple, assigned at once: the event loop (reads) and a worker thread (updates) both replace it,
         # and a state must never be paired with the signature of another file.
         self._loaded: tuple[RegistryState, Signature] | None = None
+        self._status = RegistryStatus.LOADED
+        self._watchers: list[Callable[[RegistryState], None]] = []
+
+    @property
+    def location(self) -> str:
+        return f"registry file {self.path}"
 
     def open(self) -> RegistryState:
         """Load the file, creating an empty registry (mode 0600) when there is none."""
@@ -79,9 +84,39 @@ class RegistryStore:
         return loaded[0]
 
     @property
+    def status(self) -> RegistryStatus:
+        """``unwritable`` from a failed write until one succeeds, else ``loaded``."""
+        return self._status
+
+    @property
     def encrypts_passwords(self) -> bool:
         """True when passwords are written encrypted (a secret key was given)."""
         return self._cipher.encrypts
+
+    def watch(self, callback: Callable[[RegistryState], None]) -> None:
+        self._watchers.append(callback)
+
+    async def start(self, logger: structlog.typing.FilteringBoundLogger) -> None:
+        """Nothing to follow: the file is re-read when its signature changes."""
+
+    async def close(self) -> None:
+        """Nothing is held open between writes."""
+
+    def read_existing(self) -> RegistryState:
+        if not self.path.is_file():
+            raise RegistryLoadError(self.location, "there is no such file")
+        self._reload()
+        return self.state
+
+    def replace(self, state: RegistryState, *, force: bool) -> None:
+        """Write ``state`` as the whole file, under the lock; an existing registry only if empty or ``force``."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._file_lock():
+            if self.path.exists() and not force:
+                state, _ = self._reload()
+                if not is_empty(state):
+                    raise RegistryNotEmpty(f"{self.location} already holds a registry")
+            self._write(state)
 
     def rotate_key(self, new_key: str) -> int:
         """Rewrite the file with every password encrypted under ``new_key``; returns how many there are.
@@ -90,7 +125,7 @@ class RegistryStore:
         that fails, ``RegistryLoadError`` says why and the file stays as it was.
         """
         if not self.path.is_file():
-            raise RegistryLoadError(self.path, "there is no such file")
+            raise RegistryLoadError(self.location, "there is no such file")
         new_cipher = PasswordCipher(new_key)
         with self._file_lock():
             state, _ = self._reload()
@@ -99,18 +134,26 @@ class RegistryStore:
             self._loaded = (state, self._current_signature())
             return len(state.databases)
 
-    async def update(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
+    async def update(self, change: Change[T]) -> T:
         """Apply ``change`` to the state on disk and save its result; nothing is saved if it raises."""
         async with self._write_lock:
             try:
-                return await asyncio.to_thread(self._update_under_file_lock, change)
+                result = await asyncio.to_thread(self._update_under_file_lock, change)
             except RegistryLoadError as error:
                 # Someone damaged the file under us: refuse the change, never overwrite what is there.
                 raise InternalError(
                     "the registry file can no longer be read, so nothing was changed; the log names the problem"
                 ) from error
+            except OSError as error:
+                self._status = RegistryStatus.UNWRITABLE
+                raise RegistryUnwritable(
+                    f"the registry could not be written ({error.strerror or error}), so nothing was changed;"
+                    " free space on the gateway's disk and repeat the request"
+                ) from error
+            self._status = RegistryStatus.LOADED
+            return result
 
-    def _update_under_file_lock(self, change: Callable[[RegistryState], tuple[RegistryState, T]]) -> T:
+    def _update_under_file_lock(self, change: Change[T]) -> T:
         with self._file_lock():
             loaded = self._loaded
             if loaded is None or self._file_signature() != loaded[1]:
@@ -129,12 +172,14 @@ class RegistryStore:
                 signature = _signature(os.fstat(handle.fileno()))
                 content = handle.read()
         except OSError as error:
-            raise RegistryLoadError(self.path, error.strerror or str(error)) from None
+            raise RegistryLoadError(self.location, error.strerror or str(error)) from None
         try:
             loaded = (load_registry(content, self._cipher), signature)
         except RegistryFormatError as error:
-            raise RegistryLoadError(self.path, str(error)) from None
+            raise RegistryLoadError(self.location, str(error)) from None
         self._loaded = loaded
+        for callback in self._watchers:
+            callback(loaded[0])
         return loaded
 
     def _write(self, state: RegistryState, cipher: PasswordCipher | None = None) -> None:
