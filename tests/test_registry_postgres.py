@@ -418,7 +418,7 @@ async def test_while_the_registry_server_is_down_reads_go_on_and_writes_answer_5
             return await readiness(session, gateway) == "unavailable"
 
         await wait_for(unavailable, time.monotonic() + SETTLE_SECONDS, "/readyz never reported the registry down")
-        status, body = await change_grant(session, gateway, "POST", "writer-token")
+        status, body = await change_grant(session, gateway, "POST", "writer-token-0123456")
         assert (status, body["error"]) == (503, "registry_unavailable"), body
         status, body = await answer(session, "PUT", f"{gateway}/UserToken", headers=admin_headers())
         assert (status, body["error"]) == (503, "registry_unavailable"), body
@@ -432,8 +432,8 @@ async def test_while_the_registry_server_is_down_reads_go_on_and_writes_answer_5
         return await readiness(session, gateway) == "loaded"
 
     await wait_for(loaded, time.monotonic() + SETTLE_SECONDS, "the gateway did not reconnect to the registry")
-    assert (await change_grant(session, gateway, "POST", "writer-token"))[0] == 200
-    assert await serves(session, gateway, "writer-token")
+    assert (await change_grant(session, gateway, "POST", "writer-token-0123456"))[0] == 200
+    assert await serves(session, gateway, "writer-token-0123456")
 
 
 async def test_an_account_without_create_on_the_database_uses_a_schema_made_for_it(
