@@ -144,6 +144,7 @@ OPERATORS_REFUSED = [
     ("select * from s.t where a && any (select b from s.u)", "poly_overlap(polygon, polygon)"),
     ("select case a when b then 1 end, a <-> b from s.t", 'operator "<->" is not allowed here'),
     ("select '{x=r/postgres}' @> 'x=r/postgres'", "aclcontains(aclitem[], aclitem)"),
+    ("select poly_col @> '((0x10,0),(1,1),(1,0))' from s.t", "poly_contain(polygon, polygon)"),
 ]
 
 
@@ -205,6 +206,8 @@ COSTS_ALLOWED = [
     "with w as (select * from s.t where name like 'x%') select * from w",
     "select * from s.t, lateral (select * from s.u where u.code like t.name) l",
     "select col::int4multirange, '{[1,2)}'::int4multirange, '1e3'::numeric from s.t",
+    "select int4multirange(t.col), int4multirange(int4range(1, 2)), int4multirange('{[1,2)}') from s.t t",
+    "select doc @> jsonb_build_object('id', t.id), tags && string_to_array('a,b', ',') from s.t t",
 ]
 COSTS_REFUSED = [
     ("select ltrim(repeat('a', 128000), repeat('b', 128000) || 'a')", "argument 1"),
@@ -226,6 +229,8 @@ COSTS_REFUSED = [
     ("select strpos(col, 1e5000::text) from s.t", "bytes of literal text"),
     ("select strpos(col, (select string_agg(code, '') from s.u)) from s.t", "a sub-select"),
     ("select (string_agg(col, ''))::int4multirange from s.t", "a cast to int4multirange is not allowed here"),
+    ("select int4multirange(string_agg(col, '')) from s.t", "a cast to int4multirange is not allowed here"),
+    ("select doc @> jsonb_build_object('a', t.a, 'b', t.b) from s.t t", "it combines 2 columns"),
     ("select to_tsquery(string_agg(col, ' & ')) from s.t", 'function "to_tsquery" is not allowed here'),
     ("select (repeat('a & ', 100000) || 'a')::tsquery", "a cast to tsquery is not allowed here"),
     ("select jsonb_delete(doc, variadic array_agg(col)) from s.t group by doc", 'function "jsonb_delete"'),
@@ -256,6 +261,8 @@ class TestCostBoundedArguments:
             "grows with the product of its inputs' sizes; write argument 2 as a literal of at most 1024 bytes "
             "or a column of a granted table (repeat() computes a value in the query)"
         )
+        assert "its time grows faster than its input's size" in refusal(
+            "select normalize(repeat(col, 2)) from s.t", policy)
 
     def test_literal_size_counts_exponents(self) -> None:
         """A number's exponent counts as the digits it stands for."""

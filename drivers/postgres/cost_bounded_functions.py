@@ -89,6 +89,9 @@ COST_BOUNDED_FUNCTIONS: dict[str, tuple[int, ...]] = {
 }
 """Function overload -> argument positions whose sizes multiply into its running time."""
 
+EVERY_ARGUMENT: tuple[int, ...] = (-1,)
+"""Positions meaning all the arguments, however many (a VARIADIC function such as jsonb_build_object)."""
+
 SIZE_BOUNDED_BY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     # The result is no larger than the argument in these positions (give or take a
     # case mapping's or an escape's small factor), so a bounded argument stays bounded.
@@ -103,6 +106,16 @@ SIZE_BOUNDED_BY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "left": (0,),
     "right": (0,),
     "like_escape": (0, 1),
+    # Splitting: the pieces hold the input's bytes, plus a few bytes of array overhead per piece.
+    "string_to_array": (0,),
+    "regexp_split_to_array": (0,),
+    # Conversions and constructors of JSON: as large as the values they hold, plus punctuation.
+    "to_jsonb": (0,),
+    "to_json": (0,),
+    "jsonb_build_object": EVERY_ARGUMENT,
+    "jsonb_build_array": EVERY_ARGUMENT,
+    "json_build_object": EVERY_ARGUMENT,
+    "json_build_array": EVERY_ARGUMENT,
     # Concatenation (||): as large as both operands together. The guard still
     # allows at most one column reference in a bounded argument.
     "textcat": (0, 1),

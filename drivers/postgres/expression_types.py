@@ -21,7 +21,11 @@ from drivers.postgres.sql_names import builtin_name_of
 # brackets. A literal of another shape ('{"k": 1}', '2024-01-01') makes
 # PostgreSQL's input function fail before anything runs, so it never reaches
 # a polygon or path implementation.
-_NUMBER = r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)\s*"
+_NUMBER = (
+    r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?"
+    r"|0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?"  # strtod reads hexadecimal too
+    r"|inf|infinity|nan)\s*"
+)
 _POINTS_TEXT = re.compile(rf"{_NUMBER}(?:,{_NUMBER})*", re.IGNORECASE)
 _BRACKETS = str.maketrans("", "", "()[]")
 

@@ -119,6 +119,8 @@ class ArgumentBounds:
         if positions is None:
             return []
         arguments = self._arguments(kind, node)
+        if -1 in positions:  # EVERY_ARGUMENT
+            return arguments
         return [arguments[i] for i in sorted(positions) if i < len(arguments)]
 
     def _arguments(self, kind: str, node: dict) -> list[dict]:

@@ -48,6 +48,7 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
         _check_operator(site, policy, types)
     for call, scope in walker.calls:
         _check_call_costs(call, scope, policy, types, bounds)
+        _check_function_style_cast(call, scope, policy, types, bounds)
     for cast, scope in walker.casts:
         _check_cast_cost(cast, scope, policy, types, bounds)
     for site in walker.operator_sites:
@@ -220,7 +221,13 @@ def _cost_arguments(
 def _check_cast_cost(
     cast: dict, scope: Scope | None, policy: QueryPolicy, types: ExpressionTypes, bounds: ArgumentBounds
 ) -> None:
-    target = types.cast_type(cast["typeName"])
+    _check_reading_cost(types.cast_type(cast["typeName"]), cast.get("arg"), scope, policy, bounds)
+
+
+def _check_reading_cost(
+    target: frozenset[int], value: dict | None, scope: Scope | None, policy: QueryPolicy, bounds: ArgumentBounds
+) -> None:
+    """A cast may read its value's text with the target type's input function: bound it if that is costly."""
     for oid in target:
         info = policy.catalog.types.get(oid)
         if info is None:
@@ -228,10 +235,32 @@ def _check_cast_cost(
         reader = policy.catalog.types.get(info.element, info) if info.is_array else info
         for overload in policy.catalog.overloads.get(reader.input_function, ()):
             positions = policy.cost_bounded.get(overload.oid)
-            reason = bounds.unbounded_reason(cast.get("arg"), scope) if positions else None
+            reason = bounds.unbounded_reason(value, scope) if positions else None
             if positions and reason:
                 _refuse_cost(policy, f"a cast to {policy.catalog.type_name(oid)}", overload, positions,
                              "the value cast", reason)
+
+
+def _check_function_style_cast(
+    call: dict, scope: Scope | None, policy: QueryPolicy, types: ExpressionTypes, bounds: ArgumentBounds
+) -> None:
+    """``typename(x)`` is a cast when no overload of that name takes x's type exactly: check it as one too.
+
+    PostgreSQL then reads x's text with the type's input function (for an
+    untyped literal, a string or anything it converts through text).
+    """
+    arguments = call.get("args", ())
+    name = builtin_name_of(call.get("funcname", ()))
+    info = policy.catalog.type_named(name or "")
+    if info is None or len(arguments) != 1 or "NamedArgExpr" in arguments[0] or call.get("func_variadic"):
+        return
+    argument_types = types.of(arguments[0])
+    exact = {overload.arguments for overload in policy.catalog.overloads.get(name or "", ())}
+    if len(argument_types) == 1 and (next(iter(argument_types)),) in exact:
+        return
+    if info.oid not in policy.nameable:
+        _check_type_name({"names": call["funcname"]}, policy)
+    _check_reading_cost(frozenset({info.oid}), arguments[0], scope, policy, bounds)
 
 
 def _check_operator_costs(
@@ -257,10 +286,10 @@ def _check_operator_costs(
 def _refuse_cost(
     policy: QueryPolicy, what: str, overload: FunctionOverload, positions: tuple[int, ...], where: str, reason: str
 ) -> None:
-    growth = "the product of its inputs' sizes" if len(positions) > 1 else "faster than its input's size"
+    growth = "with the product of its inputs' sizes" if len(positions) > 1 else "faster than its input's size"
     raise QueryRejected(
         f"{what} is not allowed here: PostgreSQL cannot interrupt {overload.name} while it runs and its time "
-        f"grows with {growth}; write {where} as a literal of at most {policy.max_bounded_literal_bytes} bytes "
+        f"grows {growth}; write {where} as a literal of at most {policy.max_bounded_literal_bytes} bytes "
         f"or a column of a granted table ({reason})",
         reason=RefusalReason.OPERATOR if what.startswith("operator") else RefusalReason.FUNCTION,
     )
