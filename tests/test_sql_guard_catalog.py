@@ -13,7 +13,8 @@ import pytest
 from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.cost_bounded_functions import COST_BOUNDED_FUNCTIONS, SIZE_BOUNDED_BY_ARGUMENTS
 from drivers.postgres.plain_arguments import literal_bytes
-from drivers.postgres.query_policy import ANY_TYPE, UNKNOWN, UNKNOWN_TEXT, QueryPolicy, resolve_signatures
+from drivers.postgres.query_policy import QueryPolicy, resolve_signatures
+from drivers.postgres.type_matching import ANY_TYPE, UNKNOWN, UNKNOWN_TEXT
 from drivers.postgres.sql_guard import check_query
 from gateway.errors import QueryRejected
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from drivers.postgres.query_policy import ANY, ANY_TYPE, UNKNOWN, UNKNOWN_TEXT, QueryPolicy, TypeSet
+from drivers.postgres.query_policy import QueryPolicy
+from drivers.postgres.type_matching import ANY, ANY_TYPE, UNKNOWN, UNKNOWN_TEXT, TypeSet
 from drivers.postgres.sql_names import builtin_name_of
 
 # The text forms of path and polygon: numbers separated by commas, in any
@@ -108,6 +109,7 @@ class ExpressionTypes:
     def __init__(self, policy: QueryPolicy) -> None:
         self.policy = policy
         self._known: dict[int, TypeSet] = {}
+        self._overloads: dict[int, tuple | None] = {}
 
     def of(self, expression: dict) -> TypeSet:
         """The possible types of ``expression`` (a ``{"Kind": {...}}`` node)."""
@@ -217,12 +219,16 @@ class ExpressionTypes:
 
     def possible_overloads(self, node: dict) -> tuple | None:
         """The overloads a FuncCall node could run, or None when it names no pg_catalog function."""
+        if id(node) in self._overloads:
+            return self._overloads[id(node)]
         name = builtin_name_of(node.get("funcname", ()))
-        if name is None:
-            return None
-        arguments = call_arguments(node)
-        named = any("NamedArgExpr" in argument for argument in arguments)
-        types = [self.of(unwrap(a)[1]["arg"] if "NamedArgExpr" in a else a) for a in arguments]
-        return self.policy.possible_overloads(
-            name, types, variadic_call=bool(node.get("func_variadic")), named=named
-        )
+        found = None
+        if name is not None:
+            arguments = call_arguments(node)
+            named = any("NamedArgExpr" in argument for argument in arguments)
+            types = tuple(self.of(unwrap(a)[1]["arg"] if "NamedArgExpr" in a else a) for a in arguments)
+            found = self.policy.possible_overloads(
+                name, types, variadic_call=bool(node.get("func_variadic")), named=named
+            )
+        self._overloads[id(node)] = found
+        return found

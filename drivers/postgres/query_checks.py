@@ -24,7 +24,8 @@ from drivers.postgres.catalog_snapshot import FunctionOverload
 from drivers.postgres.expression_types import ExpressionTypes, call_arguments, unwrap
 from drivers.postgres.sql_names import builtin_name_of
 from drivers.postgres.plain_arguments import ArgumentBounds
-from drivers.postgres.query_policy import ANY, ANY_TYPE, UNKNOWN, UNKNOWN_TEXT, QueryPolicy, TypeSet
+from drivers.postgres.query_policy import QueryPolicy
+from drivers.postgres.type_matching import ANY, ANY_TYPE, UNKNOWN, UNKNOWN_TEXT, TypeSet
 from drivers.postgres.query_sites import OperatorSite, Scope
 from drivers.postgres.select_walker import SelectTreeWalker
 from drivers.postgres.sql_names import display_name
@@ -161,21 +162,20 @@ def _elements(policy: QueryPolicy, arrays: TypeSet) -> TypeSet:
 
 def _check_operator(site: OperatorSite, policy: QueryPolicy, types: ExpressionTypes) -> None:
     operand_types = _operand_types(site, types)
+    refused = policy.refused_operator(site.name, operand_types)
+    if refused is None:
+        return
     implementations = policy.possible_operators(site.name, operand_types)
-    functions = policy.functions
-    for implementation in implementations:
-        overload = policy.catalog.functions.get(implementation.function)
-        name = overload.name if overload else str(implementation.function)
-        if functions.allows(name):
-            continue
-        certain = len(implementations) == 1
-        message = (
-            f'operator "{site.name}" is not allowed here: it {"runs" if certain else "could run"} '
-            f"{_signature(policy, implementation.function)}, which is not allowed: {functions.refusal_reason(name)}"
-        )
-        if not certain and any(t & _UNTYPED for t in operand_types):
-            message += "; " + _cast_hint(site, policy, implementations)
-        raise QueryRejected(message, reason=RefusalReason.OPERATOR)
+    overload = policy.catalog.functions.get(refused.function)
+    name = overload.name if overload else str(refused.function)
+    certain = len(implementations) == 1
+    message = (
+        f'operator "{site.name}" is not allowed here: it {"runs" if certain else "could run"} '
+        f"{_signature(policy, refused.function)}, which is not allowed: {policy.functions.refusal_reason(name)}"
+    )
+    if not certain and any(t & _UNTYPED for t in operand_types):
+        message += "; " + _cast_hint(site, policy, implementations)
+    raise QueryRejected(message, reason=RefusalReason.OPERATOR)
 
 
 def _cast_hint(site: OperatorSite, policy: QueryPolicy, implementations: Iterable) -> str:
@@ -266,12 +266,16 @@ def _check_function_style_cast(
 def _check_operator_costs(
     site: OperatorSite, policy: QueryPolicy, types: ExpressionTypes, bounds: ArgumentBounds
 ) -> None:
-    implementations = policy.possible_operators(site.name, _operand_types(site, types))
+    operand_types = _operand_types(site, types)
+    costly = policy.costly_operators(site.name, operand_types)
+    if not costly:
+        return
+    implementations = policy.possible_operators(site.name, operand_types)
     sides = ("operand",) if len(site.operands) == 1 else ("left operand", "right operand")
-    for implementation in implementations:
-        positions = policy.cost_bounded.get(implementation.function)
+    for implementation in costly:
+        positions = policy.cost_bounded[implementation.function]
         overload = policy.catalog.functions.get(implementation.function)
-        if positions is None or overload is None:
+        if overload is None:
             continue
         for position in positions:
             if position >= len(site.operands):

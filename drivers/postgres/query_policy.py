@@ -6,44 +6,28 @@ questions the operator analysis asks (``query_checks.py``): could a value of
 these possible types feed that parameter, which implementations of an
 operator or overloads of a function could PostgreSQL pick.
 
-Possible types are sets of type OIDs plus three markers: ``ANY`` (a column or
-an expression the guard cannot type: any type a query value can have),
-``UNKNOWN`` (an untyped literal: PostgreSQL may read it as any type) and
-``UNKNOWN_TEXT`` (an untyped literal whose text is no polygon or path).
-Every answer errs towards "possible": an implementation is left out only
-when PostgreSQL certainly cannot pick it.
+Possible types are ``type_matching.TypeSet`` s. Every answer errs towards
+"possible": an implementation is left out only when PostgreSQL certainly
+cannot pick it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import attrs
 
 from drivers.postgres.catalog_snapshot import CatalogSnapshot, FunctionOverload, OperatorInfo
 from drivers.postgres.cost_bounded_functions import COST_BOUNDED_FUNCTIONS, SIZE_BOUNDED_BY_ARGUMENTS
 from drivers.postgres.function_policy import FunctionPolicy
+from drivers.postgres.type_matching import ANY_TYPE, POLYMORPHIC, TypeMatching, TypeSet, is_literal
 from drivers.postgres.type_rules import nameable_types, reachable_types
-
-ANY: Final = -1
-UNKNOWN: Final = -2
-UNKNOWN_TEXT: Final = -3
-
-TypeSet = frozenset[int]
-ANY_TYPE: Final[TypeSet] = frozenset({ANY})
 
 DEFAULT_MAX_BOUNDED_LITERAL_BYTES: Final = 1024
 """Default ``max_bounded_literal_bytes``: two 1 KiB inputs cost about a million steps (milliseconds)."""
 
-_LITERALS = frozenset({UNKNOWN, UNKNOWN_TEXT})
-_POINT_LISTS = frozenset({"polygon", "path"})
-_ALWAYS_MATCHING = frozenset({"any", "anyelement", "anycompatible"})
-_NON_ARRAY = frozenset({"anynonarray", "anycompatiblenonarray"})
-_ARRAY = frozenset({"anyarray", "anycompatiblearray"})
-_RANGE = frozenset({"anyrange", "anycompatiblerange"})
-_MULTIRANGE = frozenset({"anymultirange", "anycompatiblemultirange"})
-POLYMORPHIC = _ALWAYS_MATCHING | _NON_ARRAY | _ARRAY | _RANGE | _MULTIRANGE | {"anyenum", "record", "_record"}
+_MAX_REMEMBERED = 50_000
 """Pseudo-types a parameter or result may have whose actual type depends on the arguments."""
 
 
@@ -85,10 +69,10 @@ class QueryPolicy:
     """Function OID -> cost-driving argument positions (``COST_BOUNDED_FUNCTIONS``)."""
     size_bounded: Mapping[int, tuple[int, ...]] = attrs.field(init=False)
     """Function OID -> size-carrying argument positions (``SIZE_BOUNDED_BY_ARGUMENTS``)."""
-    _feeds_cache: dict[tuple[int, int], bool] = attrs.field(init=False, factory=dict, repr=False)
-    _operator_cache: dict[tuple[str, tuple[TypeSet, ...]], tuple[OperatorInfo, ...]] = attrs.field(
-        init=False, factory=dict, repr=False
-    )
+    matching: TypeMatching = attrs.field(init=False, repr=False)
+    """Whether possible types could feed a parameter (``type_matching.py``)."""
+    _verdict_cache: dict[tuple[str, str, Any], Any] = attrs.field(init=False, factory=dict, repr=False)
+    """Answers by (question, name, operand types); queries choose the keys, so it is emptied when large."""
 
     def __attrs_post_init__(self) -> None:
         catalog = self.catalog
@@ -96,6 +80,7 @@ class QueryPolicy:
         allowed = (o for name in self.functions.allowed for o in catalog.overloads.get(name, ()))
         object.__setattr__(self, "nameable", nameable)
         object.__setattr__(self, "reachable", reachable_types(catalog, nameable, allowed))
+        object.__setattr__(self, "matching", TypeMatching(catalog, self.reachable))
         object.__setattr__(self, "cost_bounded", resolve_signatures(catalog, COST_BOUNDED_FUNCTIONS))
         object.__setattr__(self, "size_bounded", resolve_signatures(catalog, SIZE_BOUNDED_BY_ARGUMENTS))
 
@@ -122,86 +107,55 @@ class QueryPolicy:
             oid = info.array
         return oid if oid in self.nameable else None
 
-    def type_feeds(self, source: int, parameter: int) -> bool:
-        """True when a value of type ``source`` can be passed where ``parameter`` is declared."""
-        key = (source, parameter)
-        cached = self._feeds_cache.get(key)
-        if cached is None:
-            cached = self._feeds_cache[key] = self._type_feeds(source, parameter, 0)
-        return cached
-
-    def _type_feeds(self, source: int, parameter: int, depth: int) -> bool:
-        types = self.catalog.types
-        if source == parameter:
-            return True
-        target, value = types.get(parameter), types.get(source)
-        if target is None or value is None or depth > 8:
-            return False
-        if value.kind == "d":
-            return self._type_feeds(value.base, parameter, depth + 1)
-        if target.kind == "p":
-            return self._polymorphic_accepts(target.name, source)
-        if (source, parameter) in self.catalog.implicit_casts:
-            return True
-        return value.is_array and target.is_array and self._type_feeds(value.element, target.element, depth + 1)
-
-    def _polymorphic_accepts(self, pseudo: str, source: int) -> bool:
-        value = self.catalog.types[source]
-        if pseudo in _ALWAYS_MATCHING:
-            return True
-        if pseudo in _NON_ARRAY:
-            return not value.is_array
-        if pseudo in _ARRAY:
-            return value.is_array
-        if pseudo in _RANGE:
-            return value.kind == "r"
-        if pseudo in _MULTIRANGE:
-            return value.kind == "m"
-        if pseudo == "anyenum":
-            return value.kind == "e"
-        if pseudo == "record":
-            return value.kind == "c" or value.name == "record"
-        if pseudo == "_record":
-            return value.is_array and self.catalog.types.get(value.element, value).kind in {"c", "p"}
-        return False
-
-    def feeds(self, types: TypeSet, parameter: int) -> bool:
-        """True when some type of ``types`` could be passed where ``parameter`` is declared."""
-        target = self.catalog.types.get(parameter)
-        for source in types:
-            if source == UNKNOWN:
-                return True
-            if source == UNKNOWN_TEXT:
-                if target is None or target.name not in _POINT_LISTS:
-                    return True
-            elif source == ANY:
-                if target is None or target.kind == "p" or self._any_feeds(parameter):
-                    return True
-            elif self.type_feeds(source, parameter):
-                return True
-        return False
-
-    def _any_feeds(self, parameter: int) -> bool:
-        key = (ANY, parameter)
-        cached = self._feeds_cache.get(key)
-        if cached is None:
-            cached = self._feeds_cache[key] = any(self.type_feeds(t, parameter) for t in self.reachable)
-        return cached
+    def _remembered(self, key: tuple[str, str, Any], compute: Callable[[], Any]) -> Any:
+        cache = self._verdict_cache
+        if key not in cache:
+            if len(cache) >= _MAX_REMEMBERED:
+                cache.clear()
+            cache[key] = compute()
+        return cache[key]
 
     def possible_operators(self, name: str, operands: tuple[TypeSet, ...]) -> tuple[OperatorInfo, ...]:
         """The pg_catalog implementations of operator ``name`` PostgreSQL could pick for these operands."""
-        key = (name, operands)
-        cached = self._operator_cache.get(key)
-        if cached is None:
+
+        def compute() -> tuple[OperatorInfo, ...]:
             candidates = self.catalog.operators.get((name, len(operands)), ())
             signatures = [((op.right,) if len(operands) == 1 else (op.left, op.right), op) for op in candidates]
-            cached = self._operator_cache[key] = self._narrow(signatures, operands)
-        return cached
+            return self._narrow(signatures, operands)
+
+        return self._remembered(("operators", name, operands), compute)
+
+    def refused_operator(self, name: str, operands: tuple[TypeSet, ...]) -> OperatorInfo | None:
+        """The first possible implementation whose function the policy refuses, if any."""
+
+        def compute() -> OperatorInfo | None:
+            refused = [op for op in self.possible_operators(name, operands) if not self._implemented_by_allowed(op)]
+            return refused[0] if refused else None
+
+        return self._remembered(("refused", name, operands), compute)
+
+    def costly_operators(self, name: str, operands: tuple[TypeSet, ...]) -> tuple[OperatorInfo, ...]:
+        """The possible implementations whose function is cost-bounded (``COST_BOUNDED_FUNCTIONS``)."""
+        return self._remembered(("costly", name, operands), lambda: tuple(
+            op for op in self.possible_operators(name, operands) if op.function in self.cost_bounded
+        ))
+
+    def _implemented_by_allowed(self, operator: OperatorInfo) -> bool:
+        overload = self.catalog.functions.get(operator.function)
+        return overload is not None and self.functions.allows(overload.name)
 
     def possible_overloads(
         self, name: str, arguments: Sequence[TypeSet], *, variadic_call: bool = False, named: bool = False
     ) -> tuple[FunctionOverload, ...]:
         """The overloads of pg_catalog function ``name`` PostgreSQL could pick for these arguments."""
+        return self._remembered(
+            ("overloads", name, (tuple(arguments), variadic_call, named)),
+            lambda: self._possible_overloads(name, arguments, variadic_call, named),
+        )
+
+    def _possible_overloads(
+        self, name: str, arguments: Sequence[TypeSet], variadic_call: bool, named: bool
+    ) -> tuple[FunctionOverload, ...]:
         count = len(arguments)
         overloads = self.catalog.overloads.get(name, ())
         candidates = [o for o in overloads if o.accepts_argument_count(count, variadic_call=variadic_call)]
@@ -216,9 +170,9 @@ class QueryPolicy:
         if exact:
             return exact
         possible = [o for params, o in signatures if all(
-            any(self.feeds(types, p) for p in choices) for types, choices in zip(arguments, params)
+            any(self.matching.feeds(types, p) for p in choices) for types, choices in zip(arguments, params)
         )]
-        if possible and all(types <= _LITERALS for types in arguments):
+        if possible and all(is_literal(types) for types in arguments):
             possible = self._prefer_strings([(tuple(c[0] for c in s), o) for s, o in signatures if o in possible])
         return tuple(possible or candidates)
 
@@ -232,7 +186,7 @@ class QueryPolicy:
         if operator and len(operands) == 2 and concrete.count(None) == 1:
             known = concrete[0] if concrete[0] is not None else concrete[1]
             literal = operands[concrete.index(None)]
-            if literal <= _LITERALS:
+            if is_literal(literal):
                 concrete = [known, known]
         known_types = [oid for oid in concrete if oid is not None]
         if len(known_types) != len(concrete):
@@ -250,8 +204,8 @@ class QueryPolicy:
         if exact:
             return exact
         possible = [(params, item) for params, item in signatures
-                    if all(self.feeds(types, p) for types, p in zip(operands, params))]
-        if possible and all(types <= _LITERALS for types in operands):
+                    if all(self.matching.feeds(types, p) for types, p in zip(operands, params))]
+        if possible and all(is_literal(types) for types in operands):
             return tuple(self._prefer_strings(possible))
         return tuple(item for _, item in possible) or tuple(item for _, item in signatures)
 
