@@ -314,9 +314,10 @@ class TestTextSearchConfigurations:
         "select to_tsvector(12345, body) from s.t",
         "select to_tsvector(cfg, body) from s.t",
         "select ts_lexize('public.dict', 'x')",
+        "select to_tsvector(body, config => 'public.english') from s.t",
     ])
     def test_anything_else_is_refused(self, sql: str, policy: QueryPolicy) -> None:
-        """A qualified name, a number or a computed value would look other schemas or OIDs up."""
+        """A qualified name, a number, a computed value or a named argument could look other schemas or OIDs up."""
         assert "text search configuration" in refusal(sql, policy)
 
 

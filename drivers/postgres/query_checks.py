@@ -116,9 +116,10 @@ def _check_text_search_literals(call: dict, policy: QueryPolicy, types: Expressi
                for t in overload.parameter_types(position, count, variadic_call=variadic_call))
     }
     name = builtin_name_of(call.get("funcname", ())) or "?"
+    named = any("NamedArgExpr" in argument for argument in arguments)
     for position in sorted(lookup_positions):
         kind, node = unwrap(arguments[position])
-        if kind == "NamedArgExpr":
+        if named:  # a name can put the configuration at any position
             raise QueryRejected(
                 f"function {display_name(name)} takes a text search configuration: "
                 "pass its arguments by position, not by name",
