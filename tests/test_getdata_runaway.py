@@ -118,6 +118,29 @@ RUNAWAY_QUERIES = [
     _case("normalize_combining_marks",
           "select normalize('a' || repeat(U&'\\0301', 14000) || repeat(U&'\\0316', 14000), NFC)",
           'function "normalize" is not allowed here'),
+    # More of issue 8's audit (scripts/interrupt_audit.py), at sizes that overran its 1 s limit.
+    _case("ilike_long_pattern", "select repeat('a', 64000) ilike '%' || repeat('a', 32000) || 'b'",
+          'operator "~~*" (runs texticlike) is not allowed here'),
+    _case("split_part_long_delimiter", "select split_part(repeat('a', 128000), 'b' || repeat('a', 64000), 2)",
+          'function "split_part" is not allowed here'),
+    _case("bytea_position_long_needle", "select position(convert_to(repeat('a', 256000) || 'b', 'UTF8') "
+          "in convert_to(repeat('a', 512000), 'UTF8'))", 'function "position" is not allowed here'),
+    _case("bit_position_long_needle",
+          "select position((repeat('0', 128000) || '1')::varbit in repeat('0', 256000)::varbit)",
+          'function "position" is not allowed here'),
+    _case("array_containment", "select (array_fill(1, array[64000]) || 2)::int[] @> array_fill(2, array[64000])::int[]",
+          "arraycontains"),
+    _case("jsonb_contained", "select ('[' || repeat('2,', 32000) || '2]')::jsonb <@ "
+          "('[' || repeat('1,', 32000) || '2]')::jsonb", "jsonb_contained"),
+    _case("tsquery_text_input", "select (repeat('a & ', 131072) || 'a')::tsquery",
+          "a cast to tsquery is not allowed here"),
+    _case("plainto_tsquery_long_text", "select plainto_tsquery('simple', repeat('a ', 131072))",
+          'function "plainto_tsquery" is not allowed here'),
+    _case("ts_rank_many_terms", "select ts_rank(to_tsvector('simple', (select string_agg('w' || i, ' ') "
+          "from generate_series(1, 32768) i)), (select string_agg('w' || i, ' & ') "
+          "from generate_series(1, 32768) i)::tsquery)", 'function "ts_rank" is not allowed here'),
+    _case("to_timestamp_long_format", "select to_timestamp(repeat('2020', 65536), repeat('YYYY', 65536))",
+          'function "to_timestamp" is not allowed here'),
     _case("multirange_text_input", "select ('{' || string_agg(format('[%s,%s)', g * 2, g * 2 + 1), ',') || '}')"
           "::int4multirange from generate_series(1, 200000) g", "a cast to int4multirange is not allowed here"),
 ]

@@ -209,6 +209,10 @@ COSTS_ALLOWED = [
     "select col::int4multirange, '{[1,2)}'::int4multirange, '1e3'::numeric from s.t",
     "select int4multirange(t.col), int4multirange(int4range(1, 2)), int4multirange('{[1,2)}') from s.t t",
     "select doc @> jsonb_build_object('id', t.id), tags && string_to_array('a,b', ',') from s.t t",
+    "select ts_rank(to_tsvector('english', body), to_tsquery('english', 'cat')), "
+    "ts_rank('{0.1,0.2,0.4,1}', to_tsvector(body), plainto_tsquery('cat dog')) from s.t",
+    "select to_timestamp(col, 'YYYY-MM-DD'), to_date(col, 'YYYY'), array_replace(tags, 'a', 'b') from s.t",
+    "select col similar to '%(b|d)%', col !~ lower(col) from s.t",
 ]
 COSTS_REFUSED = [
     ("select ltrim(repeat('a', 128000), repeat('b', 128000) || 'a')", "argument 1"),
@@ -238,6 +242,12 @@ COSTS_REFUSED = [
     ("select jsonb_delete(doc, 'a', repeat('b', 100000)) from s.t", "arguments 2 and after"),
     ("select doc - (select array_agg(code) from s.u) from s.t", 'operator "-" (could run jsonb_delete)'),
     ("select normalize(repeat(U&'\\0301', 100000)) from s.t", 'function "normalize" is not allowed here'),
+    ("select ts_rank(to_tsvector('simple', (select string_agg(code, ' ') from s.u)), 'a'::tsquery)",
+     'function "ts_rank" is not allowed here'),
+    ("select to_timestamp(repeat('2020', 65536), repeat('YYYY', 65536))", 'function "to_timestamp"'),
+    ("select to_date(col, repeat('YYYY', 100)) from s.t", 'function "to_date"'),
+    ("select unistr(repeat('\\0041', 100))", 'function "unistr" is not allowed here'),
+    ("select array_replace(array_agg(id), 1, 2) from s.t", 'function "array_replace" is not allowed here'),
     ("select x.a && x.b from (select array_agg(id) a, array_agg(id) b from s.t) x", 'operator "&&"'),
     ("select a::int[] && b::int[] from (select array_agg(id) a, array_agg(id) b from s.t) x", "arrayoverlap"),
 ]
