@@ -36,6 +36,9 @@ class DriverCatalog:
                 drivers[entry.name] = factory(options.get(entry.name, {}))
             except ValueError as error:
                 raise ConfigError(f"[drivers.{entry.name}] is invalid: {error}") from None
+            # Optional hook: a driver may name settings that weaken a protection, for the operator to see.
+            for event, fields in getattr(drivers[entry.name], "startup_warnings", list)():
+                logger.warning(event, driver=entry.name, **fields)
         unknown = set(options) - set(drivers)
         if unknown:
             logger.warning("driver_options_unused", drivers=sorted(unknown))

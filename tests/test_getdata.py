@@ -713,3 +713,39 @@ class TestFunctionAllowlist:
         body = await error_of(response)
         assert body["error"] == "query_rejected"
         assert 'function "pg_column_size" is not allowed' in body["message"]
+
+    async def test_allow_functions_overriding_a_denial_is_logged_with_the_reason(
+        self, make_gateway: GatewayFactory, shop_database: str
+    ) -> None:
+        """allow_functions naming a refused function logs allow_functions_overrides_denial with the reason."""
+        client = await make_gateway(
+            drivers={"postgres": {"allow_functions": ["poly_distance", "xpath", "lower", "regtypesend", "version"]}}
+        )
+        at_start = {e["function"]: e for e in log_events(client) if e.get("event") == "allow_functions_overrides_denial"}
+        assert sorted(at_start) == ["poly_distance", "version", "xpath"]
+        assert at_start["poly_distance"]["level"] == "warning"
+        assert "cannot interrupt" in at_start["poly_distance"]["reason"]
+        assert "libxml2" in at_start["xpath"]["reason"]
+        await open_shop(client, shop_database)
+        result = await query_result(client, "select poly_distance(polygon '(0,0)', polygon '(3,4)') as d")
+        assert result["data"] == [{"d": 5.0}]
+        # The catalog's reasons (here: takes regtype) are known when the pool reads the catalog.
+        from_catalog = [e for e in log_events(client) if e.get("event") == "allow_functions_overrides_denial"
+                        and e["function"] == "regtypesend"]
+        assert len(from_catalog) == 1 and "regtype" in from_catalog[0]["reason"]
+
+    async def test_literal_bound_is_a_driver_option(self, make_gateway: GatewayFactory, shop_database: str) -> None:
+        """max_bounded_literal_bytes bounds the literal of a cost-bounded argument: 3 bytes refuse '%Ann'."""
+        client = await open_shop(
+            await make_gateway(drivers={"postgres": {"max_bounded_literal_bytes": 3}}), shop_database
+        )
+        response = await get_data(client, "select id from sales.customers where name like '%Ann'")
+        assert response.status == 400
+        assert "a literal of at most 3 bytes" in (await error_of(response))["message"]
+        result = await query_result(client, "select id from sales.customers where name like '%nn'")
+        assert result["data"] == [{"id": 1}]
+
+
+def log_events(client: Any) -> list[dict[str, Any]]:
+    """The JSON log lines a make_gateway client wrote so far."""
+    return [json.loads(line) for line in client.log_stream.getvalue().splitlines() if line.startswith("{")]

@@ -1,7 +1,8 @@
 """The SQL guard and function policy: GetData runs one read-only SELECT over granted tables, nothing else.
 
-Parser-level tests use a synthetic catalog (no database, fast); one group
-builds the policy from the live pg_catalog of the local PostgreSQL.
+Query-level tests build the policy from the live pg_catalog of the local
+PostgreSQL (one read, as a pool does); the policy's rules are also tested on
+a few hand-written catalog rows.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import psycopg2
 import pytest
 from pglast import parser
 
-from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
+from drivers.postgres.function_policy import FunctionPolicy
+from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.sql_guard import check_query, display_name, parse_query
 from gateway.errors import QueryRejected
 
@@ -25,43 +28,26 @@ GRANTED = frozenset({
     ("hr", "employees"),
 })
 
-# (name, provolatile, prokind, callable_with_one_argument, plain_builtin), as FUNCTION_CATALOG_SQL returns them.
-SYNTHETIC_CATALOG = [
-    *[(name, "i", "f", True, True) for name in (
-        "lower", "upper", "length", "abs", "round", "btrim", "substring", "similar_to_escape", "extract",
-        "timezone", "date_trunc", "generate_series", "unnest", "jsonb_array_elements", "to_tsvector", "xpath",
-    )],
-    *[(name, "s", "f", True, True) for name in (
-        "now", "to_char", "jsonb_build_object", "json_to_record", "format",
-    )],
-    *[(name, "i", "a", True, True) for name in (
-        "count", "sum", "avg", "max", "min", "string_agg", "percentile_cont", "array_agg",
-    )],
-    ("jsonb_agg", "s", "a", True, True),
-    ("row_number", "i", "w", False, True),
-    ("rank", "i", "w", False, True),
-    ("lag", "i", "w", True, True),
-    # Stable or immutable, yet denied by name.
-    ("current_setting", "s", "f", True, True),
-    ("version", "s", "f", False, True),
-    ("inet_server_addr", "s", "f", False, True),
-    ("pg_backend_pid", "s", "f", False, True),
-    ("has_table_privilege", "s", "f", False, True),
-    ("txid_current", "s", "f", False, True),
-    ("obj_description", "s", "f", True, False),
-    ("to_regclass", "s", "f", True, True),
-    ("regclass", "s", "f", True, False),
-    # Volatile: refused by the volatility rule.
-    *[(name, "v", "f", True, True) for name in (
-        "pg_read_file", "pg_ls_dir", "query_to_xml", "ts_stat", "set_config", "nextval", "setval", "currval",
-        "pg_sleep", "pg_advisory_lock", "lo_import", "random",
-    )],
-]
+def live_catalog_row() -> tuple:
+    """The one row of CATALOG_SNAPSHOT_SQL from the local PostgreSQL's own catalog."""
+    connection = psycopg2.connect(dbname="postgres", user="postgres", host="127.0.0.1")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(CATALOG_SNAPSHOT_SQL)
+            return cursor.fetchone()
+    finally:
+        connection.close()
 
 
 @pytest.fixture(scope="module")
-def policy() -> FunctionPolicy:
-    return FunctionPolicy.from_catalog_rows(SYNTHETIC_CATALOG)
+def live_catalog() -> CatalogSnapshot:
+    return CatalogSnapshot.from_query_row(live_catalog_row())
+
+
+@pytest.fixture(scope="module")
+def policy(live_catalog: CatalogSnapshot) -> QueryPolicy:
+    """The default policy of a database: its live pg_catalog, no operator options."""
+    return QueryPolicy.from_catalog(live_catalog)
 
 
 HOSTILE_QUERIES = [
@@ -148,7 +134,7 @@ HOSTILE_QUERIES = [
     ("values ((select relname from pg_catalog.pg_class limit 1))", 'table "pg_catalog.pg_class" is not granted'),
     ("select * from rows from (generate_series(1, (select count(*) from pg_catalog.pg_class)::int))",
      'table "pg_catalog.pg_class" is not granted'),
-    ("select * from xmltable('/a' passing (select '<a/>'::xml from pg_catalog.pg_class limit 1) columns a int)",
+    ("select * from jsonb_to_record((select '{}'::jsonb from pg_catalog.pg_class limit 1)) as r(a int)",
      'table "pg_catalog.pg_class" is not granted'),
     ("select jsonb_agg(x order by (select 1 from hr.salaries)) from sales.orders x",
      'table "hr.salaries" is not granted'),
@@ -214,7 +200,7 @@ HOSTILE_QUERIES = [
     ("select null::sales.orders", 'type "sales.orders" is not allowed'),
     ("select 'x'::information_schema.sql_identifier", 'type "information_schema.sql_identifier"'),
     ("select * from json_to_record('{}') as r(a public.mytype)", 'type "public.mytype" is not allowed'),
-    ("select * from xmltable('/a' passing '<a/>' columns a regclass path 'a')", 'type "regclass" is not allowed'),
+    ("select * from json_to_record('{}') as r(a regclass)", 'type "regclass" is not allowed'),
     ("select 1 operator(public.+) 1", 'operator "public.+" is not allowed'),
     ("select 1 where 1 operator(public.=) any(array[1])", 'operator "public.=" is not allowed'),
     ("select 1 where 1 operator(public.=) any(select 1)", 'operator "public.=" is not allowed'),
@@ -226,7 +212,7 @@ HOSTILE_QUERIES = [
 
 
 @pytest.mark.parametrize(("sql", "fragment"), HOSTILE_QUERIES)
-def test_hostile_query_is_rejected(sql: str, fragment: str, policy: FunctionPolicy) -> None:
+def test_hostile_query_is_rejected(sql: str, fragment: str, policy: QueryPolicy) -> None:
     """Every hostile query is refused, and the message says what and why."""
     with pytest.raises(QueryRejected) as caught:
         check_query(sql, GRANTED, policy)
@@ -295,8 +281,6 @@ LEGITIMATE_QUERIES = [
     ("select * from rows from (generate_series(1, 3), unnest(array['a', 'b'])) with ordinality as t(n, s, i)",
      set()),
     ("select * from json_to_record('{\"a\": 1}') as r(a int, b text collate \"C\")", set()),
-    ("select * from xmltable('/r/a' passing ('<r><a>1</a></r>'::xml) columns a int path '.', n for ordinality)",
-     set()),
     ("select current_date, current_timestamp(0), localtime, localtimestamp", set()),
     ("select string_agg(name, ',' order by name), percentile_cont(0.5) within group (order by total) "
      "from sales.customers", {("sales", "customers")}),
@@ -312,7 +296,7 @@ LEGITIMATE_QUERIES = [
 
 
 @pytest.mark.parametrize(("sql", "relations"), LEGITIMATE_QUERIES)
-def test_legitimate_query_passes_with_its_relations(sql: str, relations: set, policy: FunctionPolicy) -> None:
+def test_legitimate_query_passes_with_its_relations(sql: str, relations: set, policy: QueryPolicy) -> None:
     """A legitimate read-only query passes and reports exactly the relations it reads."""
     parsed = check_query(sql, GRANTED, policy)
     assert parsed.relations == relations
@@ -344,7 +328,7 @@ class TestParsedQuery:
         assert parse_query(sql) is parse_query(sql)
         assert parse_query.cache_info().hits == hits + 2
 
-    def test_check_on_a_cached_parse_is_cheap(self, policy: FunctionPolicy) -> None:
+    def test_check_on_a_cached_parse_is_cheap(self, policy: QueryPolicy) -> None:
         """check_query on a cached parse costs set operations only (well under 50 µs a call)."""
         sql = "select o.id, lower(c.name), count(*) from sales.orders o join sales.customers c using (id) group by 1, 2"
         check_query(sql, GRANTED, policy)
@@ -362,7 +346,7 @@ class TestMessages:
         assert display_name("sales", "a.b") == '"sales"."a.b"'
         assert display_name('we"ird') == '"we""ird"'
 
-    def test_ungranted_quoted_table_is_named_unambiguously(self, policy: FunctionPolicy) -> None:
+    def test_ungranted_quoted_table_is_named_unambiguously(self, policy: QueryPolicy) -> None:
         """The message for a mixed-case table shows the exact identifiers."""
         with pytest.raises(QueryRejected, match=r'table "Sales"\."Secret Lines" is not granted to this token'):
             check_query('select * from "Sales"."Secret Lines"', GRANTED, policy)
@@ -373,64 +357,106 @@ class TestMessages:
             parse_query("select * form sales.orders")
 
 
+# Hand-written pg_type rows: oid, typname, typtype, typrelid, typelem, typarray, typlen, typcategory,
+# typbasetype, input function (as CATALOG_SNAPSHOT_SQL returns them).
+TYPE_ROWS = [
+    (23, "int4", "b", 0, 0, 1007, 4, "N", 0, "int4in"),
+    (1007, "_int4", "b", 0, 23, 0, -1, "A", 0, "array_in"),
+    (25, "text", "b", 0, 0, 1009, -1, "S", 0, "textin"),
+    (1009, "_text", "b", 0, 25, 0, -1, "A", 0, "array_in"),
+    (2205, "regclass", "b", 0, 0, 2210, 4, "N", 0, "regclassin"),
+    (2210, "_regclass", "b", 0, 2205, 0, -1, "A", 0, "array_in"),
+    (2206, "regtype", "b", 0, 0, 0, 4, "N", 0, "regtypein"),
+    (3734, "regconfig", "b", 0, 0, 0, 4, "N", 0, "regconfigin"),
+    (1033, "aclitem", "b", 0, 0, 0, 12, "U", 0, "aclitemin"),
+    (2281, "internal", "p", 0, 0, 0, 8, "P", 0, "internal_in"),
+    (83, "pg_class", "c", 1259, 0, 0, -1, "C", 0, "record_in"),
+    (2283, "anyelement", "p", 0, 0, 0, 4, "P", 0, "anyelement_in"),
+]
+
+
+def function_row(
+    oid: int, name: str, arguments: tuple = (25,), result: int = 25, *, volatility: str = "i", kind: str = "f",
+    all_arguments: tuple | None = None,
+) -> tuple:
+    """One pg_proc row as CATALOG_SNAPSHOT_SQL returns it."""
+    return (oid, name, kind, volatility, result, list(arguments), list(all_arguments) if all_arguments else None,
+            0, 0, False)
+
+
+def policy_of(*functions: tuple, allow: tuple = (), deny: tuple = ()) -> FunctionPolicy:
+    catalog = CatalogSnapshot.from_rows(types=TYPE_ROWS, functions=functions)
+    return FunctionPolicy.from_catalog(catalog, allow=allow, deny=deny)
+
+
 class TestFunctionPolicyRules:
-    def test_volatility_and_kind_decide(self, policy: FunctionPolicy) -> None:
-        """Immutable/stable functions, aggregates and window functions pass; volatile ones do not."""
-        assert all(policy.allows(name) for name in ("lower", "now", "count", "row_number", "jsonb_agg"))
-        assert not any(policy.allows(name) for name in ("random", "pg_sleep", "nextval", "query_to_xml"))
+    def test_volatility_and_kind_decide(self) -> None:
+        """Immutable/stable functions, aggregates and window functions pass; volatile ones and procedures do not."""
+        policy = policy_of(
+            function_row(1, "lower"), function_row(2, "now", volatility="s"), function_row(3, "count", kind="a"),
+            function_row(4, "row_number", kind="w"), function_row(5, "volatile_fn", volatility="v"),
+            function_row(6, "proc", kind="p"),
+        )
+        assert policy.allowed == {"lower", "now", "count", "row_number"}
+        assert policy.refusal_reason("volatile_fn") == "it is volatile"
 
     def test_one_volatile_overload_disqualifies_the_name(self) -> None:
-        """The guard cannot see which overload runs, so every overload must qualify."""
-        rows = [("ts_rewrite", "i", "f"), ("ts_rewrite", "v", "f"), ("lower", "i", "f")]
-        policy = FunctionPolicy.from_catalog_rows(rows)
+        """The rule is by name: every overload must qualify."""
+        policy = policy_of(function_row(1, "ts_rewrite"), function_row(2, "ts_rewrite", volatility="v"),
+                           function_row(3, "lower"))
         assert policy.allowed == {"lower"}
 
-    def test_procedures_and_non_plain_builtins_are_refused(self) -> None:
-        """Procedures, extension functions in pg_catalog and catalog-typed signatures are not allowed."""
-        rows = [("proc", "i", "p", True, True), ("ext_fn", "i", "f", True, False), ("ok_fn", "i", "f", True, True)]
-        assert FunctionPolicy.from_catalog_rows(rows).allowed == {"ok_fn"}
+    def test_extensions_and_catalog_typed_signatures_are_refused(self) -> None:
+        """Functions added after initdb and signatures with catalog-lookup, internal or row types are refused."""
+        policy = policy_of(
+            function_row(16500, "ext_fn"),
+            function_row(10, "takes_regclass", (2205,)),
+            function_row(11, "takes_regtype", (2206,)),
+            function_row(12, "returns_regconfig", (25,), 3734),
+            function_row(13, "out_regtype", (25,), 25, all_arguments=(25, 2206)),
+            function_row(14, "takes_aclitem", (1033,)),
+            function_row(15, "takes_internal", (2281,)),
+            function_row(16, "returns_pg_class_row", (23,), 83),
+            function_row(17, "takes_regclass_array", (2210,)),
+            function_row(18, "takes_regconfig", (3734, 25)),
+            function_row(19, "ok_fn", (1007, 2283)),
+        )
+        assert policy.allowed == {"takes_regconfig", "ok_fn"}
+        assert "regtype" in policy.refusal_reason("out_regtype")
+        assert "row type" in policy.refusal_reason("returns_pg_class_row")
 
     def test_allow_and_deny_options_deny_wins(self) -> None:
-        """Operator allow adds names, deny removes them, and deny wins over allow."""
-        rows = [("lower", "i", "f"), ("version", "s", "f"), ("upper", "i", "f")]
-        policy = FunctionPolicy.from_catalog_rows(
-            rows, allow=["pg_catalog.version", "Upper"], deny=["lower", "upper"]
-        )
+        """Operator allow adds names, deny removes them, and deny wins over allow; overrides are reported."""
+        policy = policy_of(function_row(1, "lower"), function_row(2, "version", volatility="s"),
+                           function_row(3, "upper"), allow=("pg_catalog.version", "Upper"), deny=("lower", "upper"))
         assert policy.allowed == {"version"}
+        assert dict(policy.overridden) == {
+            "version": "it reveals the database account, the session, the server or its settings"
+        }
 
     def test_configured_name_in_another_schema_is_an_error(self) -> None:
         """An operator option naming a function outside pg_catalog is a configuration error."""
         with pytest.raises(ValueError, match="public.f"):
-            FunctionPolicy.from_catalog_rows([], allow=["public.f"])
+            policy_of(allow=("public.f",))
 
     def test_attribute_names_refused_only_when_they_can_call_a_denied_function(self) -> None:
         """``x.name`` is refused when ``name`` is a one-argument pg_catalog function that is not allowed."""
-        policy = FunctionPolicy.from_catalog_rows([
-            ("version", "s", "f", False, True), ("nextval", "v", "f", True, True), ("lower", "i", "f", True, True),
-        ])
+        policy = policy_of(function_row(1, "version", (), volatility="s"), function_row(2, "nextval", volatility="v"),
+                           function_row(3, "lower"))
         assert not policy.refuses_attribute("version")
         assert not policy.refuses_attribute("lower")
         assert not policy.refuses_attribute("customer_id")
         assert policy.refuses_attribute("nextval")
 
 
-@pytest.fixture(scope="module")
-def live_policy_rows() -> list[tuple]:
-    connection = psycopg2.connect(dbname="postgres", user="postgres", host="127.0.0.1")
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(FUNCTION_CATALOG_SQL)
-            return cursor.fetchall()
-    finally:
-        connection.close()
-
-
 class TestLiveCatalogPolicy:
     ALLOWED = (
         "lower", "upper", "count", "sum", "avg", "max", "min", "now", "generate_series", "unnest",
         "jsonb_build_object", "jsonb_agg", "string_agg", "row_number", "rank", "date_trunc", "to_char",
-        "extract", "timezone", "substring", "btrim", "similar_to_escape", "to_tsvector",
-        "pg_size_pretty", "length", "round", "format", "array_agg", "percentile_cont",
+        "extract", "timezone", "substring", "btrim", "similar_to_escape", "to_tsvector", "to_tsquery",
+        "ts_headline", "pg_size_pretty", "length", "round", "format", "array_agg", "percentile_cont",
+        "xmlagg", "xmlcomment", "polygon", "point", "area", "npoints", "ltrim", "replace", "strpos",
+        "jsonb_delete", "normalize",
     )
     REFUSED = (
         "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "query_to_xml", "table_to_xml",
@@ -443,32 +469,49 @@ class TestLiveCatalogPolicy:
         "current_database", "current_user", "session_user", "random", "acldefault", "pg_timezone_names",
         # return a catalog-lookup type: a literal beside the result would be resolved by name
         "pg_typeof", "get_current_ts_config", "to_regtype",
+        # take one: a literal argument is resolved by a catalog lookup (an existence and OID oracle)
+        "regtypesend", "regtypeout", "regclasssend", "aclitemout", "aclcontains", "makeaclitem",
+        # cannot be interrupted, time quadratic in polygons and paths
+        "poly_distance", "path_distance", "poly_contain", "poly_contained", "poly_overlap", "poly_same", "path_inter",
+        # parse XML with libxml2
+        "xpath", "xpath_exists", "xmlexists", "xml_is_well_formed", "xml_is_well_formed_document",
+        "xml_is_well_formed_content", "xml",
     )
 
-    def test_live_catalog_allows_plain_functions(self, live_policy_rows: list[tuple]) -> None:
+    def test_live_catalog_allows_plain_functions(self, policy: QueryPolicy) -> None:
         """Built from the real pg_catalog, the policy allows everyday functions."""
-        policy = FunctionPolicy.from_catalog_rows(live_policy_rows)
-        assert [name for name in self.ALLOWED if not policy.allows(name)] == []
+        assert [name for name in self.ALLOWED if not policy.functions.allows(name)] == []
 
-    def test_live_catalog_refuses_dangerous_functions(self, live_policy_rows: list[tuple]) -> None:
+    def test_live_catalog_refuses_dangerous_functions(self, policy: QueryPolicy) -> None:
         """Built from the real pg_catalog, the policy refuses every function on the threat list."""
-        policy = FunctionPolicy.from_catalog_rows(live_policy_rows)
-        assert [name for name in self.REFUSED if policy.allows(name)] == []
-        pg_functions = {name for name in policy.allowed if name.startswith("pg_")}
-        assert pg_functions == {"pg_size_pretty", "pg_size_bytes"}
+        assert [name for name in self.REFUSED if policy.functions.allows(name)] == []
+        pg_functions = {name for name in policy.functions.allowed if name.startswith("pg_")}
+        assert pg_functions - {n for n in pg_functions if n.startswith("pg_lsn_")} == {"pg_size_pretty", "pg_size_bytes"}
 
-    def test_live_options_allow_and_deny(self, live_policy_rows: list[tuple]) -> None:
+    def test_no_allowed_function_takes_or_returns_a_catalog_lookup_type(self, policy: QueryPolicy) -> None:
+        """Among allowed overloads only regconfig/regdictionary arguments remain of the reg*/aclitem family."""
+        catalog = policy.catalog
+        found = set()
+        for name in policy.functions.allowed:
+            for overload in catalog.overloads.get(name, ()):
+                outputs = {overload.result, *overload.all_arguments} - set(overload.arguments)
+                for oid in {*overload.arguments, *outputs}:
+                    type_name = catalog.type_name(oid).removesuffix("[]")
+                    if type_name.startswith("reg") or type_name == "aclitem":
+                        found.add((type_name, oid in outputs))
+        assert found <= {("regconfig", False), ("regdictionary", False)}
+
+    def test_live_options_allow_and_deny(self, live_catalog: CatalogSnapshot) -> None:
         """Operator options change the live allowlist, deny winning over allow."""
-        policy = FunctionPolicy.from_catalog_rows(
-            live_policy_rows, allow=["version", "current_database"], deny=["lower", "current_database"]
+        policy = FunctionPolicy.from_catalog(
+            live_catalog, allow=["version", "current_database"], deny=["lower", "current_database"]
         )
         assert policy.allows("version")
         assert not policy.allows("lower")
         assert not policy.allows("current_database")
 
-    def test_live_policy_accepts_syntax_forms_and_column_names(self, live_policy_rows: list[tuple]) -> None:
+    def test_live_policy_accepts_syntax_forms_and_column_names(self, policy: QueryPolicy) -> None:
         """coalesce/greatest/least/nullif and SQL-syntax functions pass; a column named version is no call."""
-        policy = FunctionPolicy.from_catalog_rows(live_policy_rows)
         sql = (
             "select coalesce(o.note, ''), greatest(1, 2), least(1, 2), nullif(o.note, ''), o.version, "
             "extract(year from o.created), o.created at time zone 'UTC', position('a' in o.note), "
@@ -476,9 +519,8 @@ class TestLiveCatalogPolicy:
         )
         assert check_query(sql, GRANTED, policy).relations == {("sales", "orders")}
 
-    def test_live_policy_refuses_functional_notation_calls(self, live_policy_rows: list[tuple]) -> None:
+    def test_live_policy_refuses_functional_notation_calls(self, policy: QueryPolicy) -> None:
         """``(expr).f`` cannot smuggle a call of a denied one-argument function."""
-        policy = FunctionPolicy.from_catalog_rows(live_policy_rows)
         for sql in ("select ('x'::text).pg_read_file", "select o.nextval from sales.orders o",
                     "select ('server_version'::text).current_setting"):
             with pytest.raises(QueryRejected, match="is not allowed"):

@@ -2,74 +2,39 @@
 
 The SQL guard (``drivers.postgres.sql_guard``) lets a query call only
 functions of schema ``pg_catalog`` that this policy allows. The allowlist is
-read from the live catalog of each registered database with
-``FUNCTION_CATALOG_SQL`` and built by ``FunctionPolicy.from_catalog_rows``:
+built by ``FunctionPolicy.from_catalog`` from each registered database's own
+catalog (``catalog_snapshot.py``):
 
 1. every overload of the name is built in (created by initdb, not by an
    extension installed into ``pg_catalog``), immutable or stable, a normal
-   function, aggregate or window function, and has a plain signature (no
-   ``internal``/``cstring``/handler type, no catalog reference such as
-   ``regclass`` or ``aclitem``);
-2. minus ``DENIED_FUNCTIONS`` and every name starting with one of
-   ``DENIED_FUNCTION_PREFIXES`` (except ``ALLOWED_PG_FUNCTIONS``): functions
-   that run SQL given as text, read server files, reach other servers, or
-   reveal settings, catalog contents, identities or other sessions;
+   function, aggregate or window function, and has a plain signature
+   (``type_rules.signature_refusal``: no internal plumbing, no row type of a
+   catalog relation, no catalog-lookup type such as ``regclass``, ``regtype``
+   or ``aclitem`` among its arguments, OUT arguments or result; only
+   ``regconfig``/``regdictionary`` may be taken);
+2. minus the denylist (``DENIAL_GROUPS``, grouped by reason, and every name
+   starting with one of ``DENIED_FUNCTION_PREFIXES`` except
+   ``ALLOWED_PG_FUNCTIONS``): functions that run SQL given as text, read
+   server files, reach other servers, reveal settings, catalog contents,
+   identities or other sessions, and the families PostgreSQL cannot interrupt
+   whose running time grows with the product of their inputs;
 3. plus the operator's ``allow`` names, minus the operator's ``deny`` names
    (deny wins).
 
-Requiring *every* overload to qualify matters: the guard sees only a name,
-not the argument types PostgreSQL will pick, so one volatile overload
-(``ts_rewrite(tsquery, text)`` runs a query) disqualifies the whole name.
+Requiring *every* overload to qualify keeps the rule by name simple: one
+volatile overload (``ts_rewrite(tsquery, text)`` runs a query) disqualifies
+the whole name. Operators are checked through the functions that implement
+them (``query_checks.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 
 import attrs
 
-# One row per pg_catalog function overload:
-#   name, provolatile, prokind, callable_with_one_argument, plain_builtin.
-# ``callable_with_one_argument`` tells the guard that ``x.name`` or
-# ``(expr).name`` can call the function (PostgreSQL's functional notation); an
-# ``internal`` argument cannot be written in SQL, so those overloads do not count.
-# ``plain_builtin`` is false for functions added after initdb (OID 16384 and
-# up, i.e. extensions installed into pg_catalog) and for signatures that take
-# or return internal plumbing or catalog references: ``regclass`` and friends
-# look objects up by name, ``aclitem`` resolves role names, ``pg_node_tree``
-# and statistics types only come out of catalogs. regtype, regconfig and
-# regdictionary may be taken (``to_tsvector('english', x)`` looks up a text
-# search configuration, nothing else) but not returned: a function returning
-# one lets a literal beside its result (UNION, CASE, greatest) be coerced by a
-# name lookup, and regtype's lookup finds any table's row type.
-FUNCTION_CATALOG_SQL = """
-SELECT p.proname::text AS name,
-       p.provolatile::text AS provolatile,
-       p.prokind::text AS prokind,
-       (p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1
-        AND p.proargtypes[0] <> 'pg_catalog.internal'::pg_catalog.regtype) AS callable_with_one_argument,
-       (p.oid < 16384 AND NOT EXISTS (
-            SELECT 1
-            FROM pg_catalog.unnest(p.proargtypes::pg_catalog.oid[] || p.prorettype) AS signature(type_oid)
-            JOIN pg_catalog.pg_type t ON t.oid = signature.type_oid
-            LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem
-            WHERE COALESCE(e.typname, t.typname) IN (
-                'internal', 'cstring', 'language_handler', 'fdw_handler', 'index_am_handler',
-                'table_am_handler', 'tsm_handler', 'trigger', 'event_trigger', 'refcursor',
-                'regclass', 'regproc', 'regprocedure', 'regoper', 'regoperator',
-                'regnamespace', 'regrole', 'regcollation', 'aclitem',
-                'pg_node_tree', 'pg_ndistinct', 'pg_dependencies', 'pg_mcv_list'))
-        AND NOT EXISTS (
-            SELECT 1
-            FROM pg_catalog.pg_type t
-            LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem
-            WHERE t.oid = p.prorettype
-              AND COALESCE(e.typname, t.typname) IN ('regtype', 'regconfig', 'regdictionary'))
-       ) AS plain_builtin
-FROM pg_catalog.pg_proc p
-JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-WHERE n.nspname = 'pg_catalog'
-"""
+from drivers.postgres.catalog_snapshot import CatalogSnapshot, FunctionOverload
+from drivers.postgres.type_rules import signature_refusal
 
 # Run SQL given as text (or read a cursor/whole tables by name) inside the
 # function, where the guard cannot see which tables are read.
@@ -115,23 +80,51 @@ _SIDE_EFFECTS = frozenset({
     "random", "setseed", "lo_create", "lo_creat", "lo_unlink", "lo_put", "lo_truncate",
 })
 
-DENIED_FUNCTIONS: frozenset[str] = (
-    _RUN_SQL_TEXT | _READ_FILES | _OTHER_SERVERS | _REVEAL_SESSION_AND_SERVER
-    | _CATALOG_LOOKUPS | _SIDE_EFFECTS
-)
-"""Built-in functions a query may never call, whatever their volatility."""
+# PostgreSQL cannot interrupt these while they run, and their time grows with
+# the product of the sizes of two polygons or paths (every edge against every
+# edge): poly_distance over two 12 000-point polygons ran about 80 s under a
+# 1 s limit, path_distance 6.4 s at 3 000 points (docs/security.md). Their
+# operators (<->, &&, @>, <@, ~=, ?#) are refused through them. The
+# point-against-polygon forms are linear and stay.
+QUADRATIC_GEOMETRY = frozenset({
+    "poly_distance", "path_distance", "poly_contain", "poly_contained", "poly_overlap", "poly_same",
+    "path_inter",
+})
+# libxml2 parsing and XPath evaluation never check for interrupts; an XPath
+# axis over 3 000 elements ran 12 s. XML is still built with xmlelement,
+# xmlforest, xmlconcat and xmlagg and read as text (x::text).
+XML_PARSING = frozenset({
+    "xpath", "xpath_exists", "xmlexists", "xml_is_well_formed", "xml_is_well_formed_document",
+    "xml_is_well_formed_content", "xml", "xmlvalidate",
+})
 
-DENIED_FUNCTION_PREFIXES: tuple[str, ...] = (
-    "pg_",  # server administration, statistics, catalog helpers, files, other sessions
-    "has_",  # privilege checks on objects the token was not granted
-    "txid_",  # transaction ids and snapshots: server internals
-    "to_reg",  # look catalog objects up by name
-    "lo_",  # large objects
-    "dblink",  # other servers (an extension, should it live in pg_catalog)
-    "binary_upgrade_",  # pg_upgrade internals
-    "fmgr_",  # function validators
+DENIAL_GROUPS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("it runs SQL given as text, where the guard cannot see which tables it reads", _RUN_SQL_TEXT),
+    ("it reads server files or large objects", _READ_FILES),
+    ("it reaches another server", _OTHER_SERVERS),
+    ("it reveals the database account, the session, the server or its settings", _REVEAL_SESSION_AND_SERVER),
+    ("it reads catalog contents by name or OID", _CATALOG_LOOKUPS),
+    ("it writes, locks, signals, sleeps or changes settings", _SIDE_EFFECTS),
+    ("PostgreSQL cannot interrupt it and its time grows with the product of its inputs' sizes "
+     "(polygons and paths)", QUADRATIC_GEOMETRY),
+    ("it parses XML with libxml2, which PostgreSQL cannot interrupt", XML_PARSING),
 )
-"""Name prefixes whose functions are all denied, except ``ALLOWED_PG_FUNCTIONS``."""
+"""Built-in functions a query may never call, whatever their volatility, each group with its reason."""
+
+DENIED_FUNCTIONS: frozenset[str] = frozenset().union(*(names for _, names in DENIAL_GROUPS))
+"""Every name of ``DENIAL_GROUPS``."""
+
+DENIED_FUNCTION_PREFIXES: dict[str, str] = {
+    "pg_": "pg_ functions administer the server, read statistics, catalogs, files or other sessions",
+    "has_": "it checks privileges on objects the token was not granted",
+    "txid_": "it reads transaction ids and snapshots: server internals",
+    "to_reg": "it looks catalog objects up by name",
+    "lo_": "it works on large objects",
+    "dblink": "it reaches another server",
+    "binary_upgrade_": "it is a pg_upgrade internal",
+    "fmgr_": "it is a function validator",
+}
+"""Name prefixes whose functions are all denied (except ``ALLOWED_PG_FUNCTIONS``), with the reason."""
 
 ALLOWED_PG_FUNCTIONS: frozenset[str] = frozenset({
     # Not pg_typeof: it returns regtype, and a literal beside a regtype value
@@ -140,6 +133,12 @@ ALLOWED_PG_FUNCTIONS: frozenset[str] = frozenset({
     # Pure number/text formatting ("10 MB"); no catalog or server access.
     "pg_size_pretty",
     "pg_size_bytes",
+    # Arithmetic and comparison of pg_lsn values: they implement the pg_lsn
+    # operators (=, <, -, +), which a comparison of two columns of unknown
+    # type could reach; they read nothing.
+    "pg_lsn_eq", "pg_lsn_ne", "pg_lsn_lt", "pg_lsn_le", "pg_lsn_gt", "pg_lsn_ge", "pg_lsn_cmp",
+    "pg_lsn_mi", "pg_lsn_pli", "pg_lsn_mii", "pg_lsn_larger", "pg_lsn_smaller", "pg_lsn_hash",
+    "pg_lsn_hash_extended",
 })
 """The ``pg_`` functions that are safe and useful in a data query."""
 
@@ -148,11 +147,22 @@ _QUALIFYING_KINDS = frozenset({"f", "a", "w"})
 _CATALOG_PREFIX = "pg_catalog."
 
 
+def denial_reason(name: str) -> str | None:
+    """Why the built-in denylist refuses ``name`` (before operator options), or None."""
+    if name in ALLOWED_PG_FUNCTIONS:
+        return None
+    for reason, names in DENIAL_GROUPS:
+        if name in names:
+            return reason
+    for prefix, reason in DENIED_FUNCTION_PREFIXES.items():
+        if name.startswith(prefix):
+            return reason
+    return None
+
+
 def is_denied_builtin(name: str) -> bool:
     """True when the built-in denylist refuses ``name`` (before operator options)."""
-    if name in ALLOWED_PG_FUNCTIONS:
-        return False
-    return name in DENIED_FUNCTIONS or name.startswith(DENIED_FUNCTION_PREFIXES)
+    return denial_reason(name) is not None
 
 
 def normalize_configured_names(names: Iterable[str], option: str) -> frozenset[str]:
@@ -170,7 +180,26 @@ def normalize_configured_names(names: Iterable[str], option: str) -> frozenset[s
     return frozenset(normalised)
 
 
-@attrs.frozen
+def overload_refusal(catalog: CatalogSnapshot, overload: FunctionOverload) -> str | None:
+    """Why the catalog rules disqualify one overload, or None when it qualifies."""
+    if not overload.builtin:
+        return "it was added to pg_catalog after initdb (an extension)"
+    if overload.kind not in _QUALIFYING_KINDS:
+        return "it is a procedure"
+    if overload.volatility not in _QUALIFYING_VOLATILITY:
+        return "it is volatile"
+    return signature_refusal(catalog, overload)
+
+
+def _callable_with_one_argument(catalog: CatalogSnapshot, overload: FunctionOverload) -> bool:
+    count = len(overload.arguments)
+    if count == 0 or count - overload.defaults > 1:
+        return False
+    first = catalog.types.get(overload.arguments[0])
+    return first is None or first.name != "internal"
+
+
+@attrs.frozen(eq=False, repr=False)
 class FunctionPolicy:
     """The functions of one database a GetData query may call."""
 
@@ -184,40 +213,45 @@ class FunctionPolicy:
     allowed. ``None`` (the policy was not built from the catalog) falls back
     to the built-in denylist.
     """
+    refusals: Mapping[str, str] = attrs.field(factory=dict)
+    """Why each refused pg_catalog name is refused (built-in rules or ``deny``)."""
+    overridden: Mapping[str, str] = attrs.field(factory=dict)
+    """Names the operator's ``allow`` re-enabled although a built-in rule refuses them, with that rule."""
 
     @classmethod
-    def from_catalog_rows(
-        cls,
-        rows: Iterable[Sequence[object]],
-        *,
-        allow: Iterable[str] = (),
-        deny: Iterable[str] = (),
+    def from_catalog(
+        cls, catalog: CatalogSnapshot, *, allow: Iterable[str] = (), deny: Iterable[str] = ()
     ) -> FunctionPolicy:
-        """Build the policy from ``FUNCTION_CATALOG_SQL`` rows and operator options.
-
-        A row is ``(name, provolatile, prokind)`` optionally followed by
-        ``callable_with_one_argument`` and ``plain_builtin`` (both assumed
-        true when absent). ``allow`` adds names, ``deny`` removes names, and
-        deny wins over allow.
-        """
-        qualifies: dict[str, bool] = {}
+        """Build the policy from a catalog snapshot and the operator's options (deny wins over allow)."""
+        refusals: dict[str, str] = {}
         one_argument: set[str] = set()
-        for row in rows:
-            name, volatility, kind = str(row[0]), str(row[1]), str(row[2])
-            callable_with_one_argument = bool(row[3]) if len(row) > 3 else True
-            plain_builtin = bool(row[4]) if len(row) > 4 else True
-            overload_ok = volatility in _QUALIFYING_VOLATILITY and kind in _QUALIFYING_KINDS and plain_builtin
-            qualifies[name] = qualifies.get(name, True) and overload_ok
-            if callable_with_one_argument:
-                one_argument.add(name)
-        from_catalog = {name for name, ok in qualifies.items() if ok and not is_denied_builtin(name)}
-        allowed = from_catalog | normalize_configured_names(allow, "allow")
-        allowed -= normalize_configured_names(deny, "deny")
-        return cls(allowed=frozenset(allowed), one_argument_functions=frozenset(one_argument))
+        for name, overloads in catalog.overloads.items():
+            reason = denial_reason(name)
+            for overload in overloads:
+                reason = reason or overload_refusal(catalog, overload)
+                if _callable_with_one_argument(catalog, overload):
+                    one_argument.add(name)
+            if reason is not None:
+                refusals[name] = reason
+        allowed_names = normalize_configured_names(allow, "allow")
+        denied_names = normalize_configured_names(deny, "deny")
+        overridden = {name: refusals.pop(name) for name in sorted(allowed_names - denied_names) if name in refusals}
+        refusals.update({name: "the operator denied it (deny_functions)" for name in denied_names})
+        allowed = (frozenset(catalog.overloads) | allowed_names) - refusals.keys()
+        return cls(
+            allowed=frozenset(allowed),
+            one_argument_functions=frozenset(one_argument),
+            refusals=refusals,
+            overridden=overridden,
+        )
 
     def allows(self, name: str) -> bool:
         """True when a query may call the pg_catalog function ``name`` (exact, case-sensitive)."""
         return name in self.allowed
+
+    def refusal_reason(self, name: str) -> str:
+        """Why ``name`` is not allowed, as the end of a sentence."""
+        return self.refusals.get(name) or denial_reason(name) or "it is not a built-in pg_catalog function"
 
     def refuses_attribute(self, name: str) -> bool:
         """True when ``x.name`` could call a function this policy does not allow."""

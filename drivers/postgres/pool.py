@@ -21,9 +21,11 @@ import psycopg2
 import structlog
 
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
-from drivers.postgres.function_policy import FUNCTION_CATALOG_SQL, FunctionPolicy
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
+from drivers.postgres.function_policy import is_denied_builtin
 from drivers.postgres.connections import acquire_live_connection, release_connection
 from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL, read_as_only
+from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.sql_guard import ParsedQuery, check_query
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
@@ -41,13 +43,15 @@ from gateway.errors import DatabaseUnavailable
 
 
 @attrs.frozen
-class FunctionOptions:
-    """The operator's changes to the function allowlist."""
+class GuardOptions:
+    """The operator's settings of the SQL guard (``[drivers.postgres]``)."""
 
     allow: frozenset[str] = frozenset()
     """Extra pg_catalog function names to allow."""
     deny: frozenset[str] = frozenset()
     """Function names to refuse; wins over ``allow`` and the built-in list."""
+    max_bounded_literal_bytes: int = DEFAULT_MAX_BOUNDED_LITERAL_BYTES
+    """The most literal bytes one cost-driving argument of a cost-bounded function may hold."""
 
 
 def session_options(limits: PoolLimits) -> str:
@@ -84,15 +88,15 @@ class PostgresPool:
         connection: ConnectionData,
         limits: PoolLimits,
         logger: structlog.typing.FilteringBoundLogger,
-        function_options: FunctionOptions,
+        guard_options: GuardOptions,
     ) -> None:
         self._connection = connection
         self._limits = limits
         self._logger = logger
-        self._function_options = function_options
+        self._guard_options = guard_options
         self._pool: aiopg.Pool | None = None
         self._opening = asyncio.Lock()
-        self._function_policy: FunctionPolicy | None = None
+        self._query_policy: QueryPolicy | None = None
         self._partitioned_tables: frozenset[TableRef] | None = None
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
@@ -162,15 +166,25 @@ class PostgresPool:
     async def describe_table(self, folder: str, table: str) -> list[ColumnInfo] | None:
         return table_columns(await self._fetch_all(COLUMNS_SQL, {"folder": folder, "table": table}))
 
-    async def function_policy(self) -> FunctionPolicy:
-        """The function allowlist, read from this database's own pg_catalog once per pool."""
-        if self._function_policy is None:
-            rows = await self._fetch_all(FUNCTION_CATALOG_SQL)
-            self._function_policy = FunctionPolicy.from_catalog_rows(
-                rows, allow=self._function_options.allow, deny=self._function_options.deny
+    async def query_policy(self) -> QueryPolicy:
+        """What GetData queries may do here, decided from this database's own pg_catalog once per pool."""
+        if self._query_policy is None:
+            (row,) = await self._fetch_all(CATALOG_SNAPSHOT_SQL)
+            options = self._guard_options
+            policy = QueryPolicy.from_catalog(
+                CatalogSnapshot.from_query_row(row),
+                allow=options.allow,
+                deny=options.deny,
+                max_bounded_literal_bytes=options.max_bounded_literal_bytes,
             )
-            self._logger.debug("function_allowlist_loaded", allowed=len(self._function_policy.allowed))
-        return self._function_policy
+            # Denylist reasons were logged at start-up (PostgresDriver.startup_warnings); the
+            # catalog's reasons (volatile, catalog-lookup types...) are known only now.
+            for name, reason in policy.functions.overridden.items():
+                if not is_denied_builtin(name):
+                    self._logger.warning("allow_functions_overrides_denial", function=name, reason=reason)
+            self._query_policy = policy
+            self._logger.debug("function_allowlist_loaded", allowed=len(policy.functions.allowed))
+        return self._query_policy
 
     async def partitioned_tables(self) -> frozenset[TableRef]:
         """This database's partitioned tables, read once per pool: GetData reads every other table as ONLY."""
@@ -180,7 +194,7 @@ class PostgresPool:
         return self._partitioned_tables
 
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
-        checked = check_query(sql, granted, await self.function_policy())
+        checked = check_query(sql, granted, await self.query_policy())
         return read_as_only(checked, await self.partitioned_tables())
 
     def run_query(self, checked: ParsedQuery) -> Any:

@@ -6,56 +6,31 @@ allowlist); kinds that name something PostgreSQL resolves (relations,
 functions, types, operators, collations) are checked by a ``_check_<Kind>``
 method; anything else is refused with a sentence naming it. On the way it
 collects every relation read and every function called, for
-``drivers.postgres.sql_guard.check_query`` to compare with the grants.
+``drivers.postgres.sql_guard.check_query`` to compare with the grants, and
+records what the catalog checks need (``query_sites.py``): each SELECT
+level's scope, every type named, call, cast and operator application.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import re
-
 import attrs
-import pglast.ast
 
+from drivers.postgres.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
+from drivers.postgres.query_sites import (
+    OperatorSite,
+    Scope,
+    case_sites,
+    expression_sites,
+    from_items,
+    join_sites,
+    sublink_sites,
+)
+from drivers.postgres.sql_names import builtin_name, display_name, friendly_node_name, identifiers
+from drivers.postgres.type_rules import CATALOG_LOOKUP_TYPES
 from gateway.errors import QueryRejected, RefusalReason
 
-_CATALOG = "pg_catalog"
+__all__ = ["SelectTreeWalker", "display_name", "friendly_node_name"]
 
-# Node kinds that carry no name PostgreSQL would resolve and no side effect;
-# their children are still walked. Kinds with names are checked by a method
-# of _TreeWalker; anything in neither list is refused.
-_SAFE_NODE_TYPES = frozenset({
-    "ResTarget", "A_Star", "String", "Integer", "Float", "Boolean", "BitString", "List",
-    "Alias", "RangeSubselect", "RangeFunction", "JoinExpr", "BoolExpr", "NullTest",
-    "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr", "MinMaxExpr", "RowExpr",
-    "A_ArrayExpr", "A_Indices", "NamedArgExpr", "TypeCast", "WindowDef", "GroupingSet",
-    "GroupingFunc", "CTESearchClause", "CTECycleClause", "XmlExpr", "XmlSerialize",
-    "RangeTableFunc", "RangeTableFuncCol", "ColumnDef",
-    "JsonFormat", "JsonValueExpr", "JsonOutput", "JsonReturning", "JsonBehavior",
-    "JsonFuncExpr", "JsonTable", "JsonTableColumn", "JsonTablePathSpec", "JsonArgument",
-    "JsonKeyValue", "JsonObjectConstructor", "JsonArrayConstructor",
-    "JsonArrayQueryConstructor", "JsonAggConstructor", "JsonObjectAgg", "JsonArrayAgg",
-    "JsonIsPredicate", "JsonParseExpr", "JsonScalarExpr", "JsonSerializeExpr",
-})
-
-_DATA_MODIFYING = frozenset({"InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"})
-
-_FRIENDLY_NAMES = {
-    "InsertStmt": "INSERT", "UpdateStmt": "UPDATE", "DeleteStmt": "DELETE", "MergeStmt": "MERGE",
-    "VariableSetStmt": "SET", "VariableShowStmt": "SHOW", "TransactionStmt": "transaction control",
-    "DeclareCursorStmt": "DECLARE CURSOR", "SetToDefault": "DEFAULT",
-    "CurrentOfExpr": "WHERE CURRENT OF", "MergeSupportFunc": "MERGE_ACTION()",
-    "RangeTableSample": "TABLESAMPLE", "IntoClause": "SELECT ... INTO",
-    "LockingClause": "a locking clause", "WithClause": "WITH here",
-}
-
-# Casts to these types look catalog objects up by name (reg*) or resolve role
-# names (aclitem): a catalog read the grants cannot see.
-_CATALOG_LOOKUP_TYPES = frozenset({
-    "regclass", "regcollation", "regconfig", "regdictionary", "regnamespace", "regoper",
-    "regoperator", "regproc", "regprocedure", "regrole", "regtype", "aclitem",
-})
 
 # CURRENT_DATE and friends are plain clock readings; CURRENT_USER, SESSION_USER,
 # USER, CURRENT_ROLE name the gateway's database account (which the contract
@@ -65,6 +40,12 @@ _ALLOWED_VALUE_FUNCTIONS = frozenset({
     "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP",
 })
 
+# XML that PostgreSQL would parse with libxml2, which never checks for
+# interrupts: XMLTABLE, XMLPARSE, IS DOCUMENT, XMLSERIALIZE(DOCUMENT ...).
+# Building XML (xmlelement, xmlforest, xmlconcat, xmlpi, xmlroot, xmlagg) parses nothing.
+_XML_PARSING = "it parses XML with libxml2, which PostgreSQL cannot interrupt"
+_PARSING_XML_EXPRESSIONS = {"IS_XMLPARSE": "XMLPARSE", "IS_DOCUMENT": "IS DOCUMENT"}
+
 _LOCK_STRENGTHS = {
     "LCS_FORKEYSHARE": "FOR KEY SHARE", "LCS_FORSHARE": "FOR SHARE",
     "LCS_FORNOKEYUPDATE": "FOR NO KEY UPDATE", "LCS_FORUPDATE": "FOR UPDATE",
@@ -72,58 +53,6 @@ _LOCK_STRENGTHS = {
 
 _Checked = tuple[tuple[str, ...], frozenset[str]]
 """What a node check returns: fields it handled itself, and the CTE names its children see."""
-
-_SIMPLE_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
-_CAMEL_WORD = re.compile(r"[A-Z][a-z]*")
-
-
-def display_name(*parts: str) -> str:
-    """Render a (qualified) name for a message: ``"sales.orders"`` or ``"Sales"."Order Lines"``."""
-    if all(_SIMPLE_IDENTIFIER.fullmatch(part) for part in parts):
-        return '"' + ".".join(parts) + '"'
-    return ".".join('"' + part.replace('"', '""') + '"' for part in parts)
-
-
-def friendly_node_name(node_type: str) -> str:
-    """How a refusal names a node kind: ``INSERT``, ``SELECT ... INTO``, ``CREATE TABLE``."""
-    if node_type in _FRIENDLY_NAMES:
-        return _FRIENDLY_NAMES[node_type]
-    return " ".join(_CAMEL_WORD.findall(node_type.removesuffix("Stmt"))).upper() or node_type
-
-
-@functools.cache
-def _typed_field_node(parent: str, field: str) -> str | None:
-    """The node kind of a field declared with a specific type (the JSON omits its wrapper)."""
-    node_class = getattr(pglast.ast, parent, None)
-    slots = getattr(node_class, "__slots__", None)
-    if not isinstance(slots, dict) or field not in slots:
-        return None
-    c_type = slots[field].c_type
-    target = c_type.removesuffix("*")
-    if c_type == target or target in {"Node", "List", "Expr", "char"}:
-        return None
-    target_class = getattr(pglast.ast, target, None)
-    return target if inspect.isclass(target_class) else None
-
-
-def _names(items: list[dict]) -> list[str]:
-    """The identifiers of a name list; anything but plain strings there is refused."""
-    if not all("String" in item for item in items):
-        raise QueryRejected(
-            "a name made of something other than identifiers is not allowed",
-            reason=RefusalReason.CONSTRUCT,
-        )
-    return [item["String"]["sval"] for item in items]
-
-
-def _builtin_name(names: list[str]) -> str | None:
-    """The bare name when ``names`` is unqualified or qualified with pg_catalog, else None."""
-    if len(names) == 1:
-        return names[0]
-    if len(names) == 2 and names[0] == _CATALOG:
-        return names[1]
-    return None
-
 
 @attrs.frozen
 class RangeVarSite:
@@ -147,43 +76,60 @@ class SelectTreeWalker:
         self.range_vars: list[RangeVarSite] = []
         self.functions: set[str] = set()
         self.attribute_names: set[str] = set()
-        self._stack: list[tuple[str, dict, frozenset[str]]] = []
+        self.type_names: list[dict] = []
+        """Every TypeName node (casts, typed literals, column definitions)."""
+        self.calls: list[tuple[dict, Scope | None]] = []
+        """Every FuncCall node with the scope its arguments are evaluated in."""
+        self.casts: list[tuple[dict, Scope | None]] = []
+        """Every TypeCast node with its scope."""
+        self.operator_sites: list[OperatorSite] = []
+        """Every operator application, spelled or implied."""
+        self.table_names: set[str] = set()
+        """Names a qualified column reference uses for a table anywhere in the query."""
+        self.other_names: set[str] = set()
+        """Names of every other FROM item anywhere in the query (sub-selects, CTEs, functions, joins)."""
+        self._stack: list[tuple[str, dict, frozenset[str], Scope | None]] = []
+        self._scope: Scope | None = None
+        self._children_scope: Scope | None = None
 
     def walk_select(self, body: dict) -> None:
-        self._stack.append(("SelectStmt", body, frozenset()))
+        self._stack.append(("SelectStmt", body, frozenset(), None))
         while self._stack:
-            node_type, node, ctes_in_scope = self._stack.pop()
-            self._visit(node_type, node, ctes_in_scope)
+            node_type, node, ctes_in_scope, scope = self._stack.pop()
+            self._visit(node_type, node, ctes_in_scope, scope)
 
-    def _visit(self, node_type: str, node: dict, ctes_in_scope: frozenset[str]) -> None:
+    def _visit(self, node_type: str, node: dict, ctes_in_scope: frozenset[str], scope: Scope | None) -> None:
         if node_type == "A_Const":
             return  # a literal; its value union has no names
         check = getattr(self, "_check_" + node_type, None)
-        if check is None and node_type not in _SAFE_NODE_TYPES:
+        if check is None and node_type not in SAFE_NODE_TYPES:
             raise QueryRejected(
                 f"{friendly_node_name(node_type)} is not allowed in a GetData query",
                 reason=RefusalReason.CONSTRUCT,
             )
+        self._scope = self._children_scope = scope
         handled, ctes_in_scope = check(node, ctes_in_scope) if check else ((), ctes_in_scope)
         for field, value in node.items():
             if field not in handled:
-                self._push_children(node_type, field, value, ctes_in_scope)
+                self._push_children(node_type, field, value, ctes_in_scope, self._children_scope)
 
-    def _push_children(self, parent: str, field: str, value: object, ctes_in_scope: frozenset[str]) -> None:
+    def _push_children(
+        self, parent: str, field: str, value: object, ctes_in_scope: frozenset[str], scope: Scope | None
+    ) -> None:
         if isinstance(value, list):
             for item in value:
-                self._push_children(parent, field, item, ctes_in_scope)
+                self._push_children(parent, field, item, ctes_in_scope, scope)
         elif isinstance(value, dict) and value:
             if len(value) == 1 and next(iter(value))[0].isupper():
                 ((node_type, node),) = value.items()
             else:
-                node_type, node = _typed_field_node(parent, field), value
+                node_type, node = typed_field_node(parent, field), value
                 if node_type is None:
                     raise QueryRejected(
                         f"the construct at {parent}.{field} is not supported",
                         reason=RefusalReason.CONSTRUCT,
                     )
-            self._stack.append((node_type, node, ctes_in_scope))
+            self._stack.append((node_type, node, ctes_in_scope, scope))
 
     def _check_SelectStmt(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         if "intoClause" in node:
@@ -197,6 +143,10 @@ class SelectTreeWalker:
         with_clause = node.get("withClause")
         if with_clause:
             ctes_in_scope = self._enter_with(with_clause, ctes_in_scope)
+        items = from_items(node.get("fromClause", []), ctes_in_scope)
+        self.table_names |= items.table_names
+        self.other_names |= items.other_names
+        self._children_scope = Scope.enclosed_by(self._scope, items.only_tables)
         return ("withClause",), ctes_in_scope
 
     def _enter_with(self, with_clause: dict, outer: frozenset[str]) -> frozenset[str]:
@@ -206,18 +156,19 @@ class SelectTreeWalker:
         recursive = bool(with_clause.get("recursive"))
         for position, cte in enumerate(ctes):
             ((query_type, query),) = cte["ctequery"].items()
-            if query_type in _DATA_MODIFYING:
+            if query_type in DATA_MODIFYING:
                 raise QueryRejected(
                     "data-modifying statement in WITH is not allowed",
                     reason=RefusalReason.STATEMENT,
                 )
             # Without RECURSIVE a CTE sees only earlier siblings: a reference to
             # itself or a later one would fall through to a real table.
+            # A CTE body sees the levels around its WITH, not that level's FROM items.
             visible = names if recursive else names[:position]
-            self._stack.append((query_type, query, outer | frozenset(visible)))
+            self._stack.append((query_type, query, outer | frozenset(visible), self._scope))
             for field, value in cte.items():
                 if field != "ctequery":
-                    self._push_children("CommonTableExpr", field, value, outer)
+                    self._push_children("CommonTableExpr", field, value, outer, self._scope)
         return outer | frozenset(names)
 
     def _check_RangeVar(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
@@ -247,9 +198,45 @@ class SelectTreeWalker:
         self.range_vars.append(RangeVarSite(node.get("location", -1), bool(node.get("inh")), schema, relation))
         return (), ctes_in_scope
 
+    def _check_RangeSubselect(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        # Without LATERAL a sub-select in FROM cannot see its own level's FROM items.
+        own_level = self._scope
+        scope = own_level if node.get("lateral") or own_level is None else own_level.parent
+        self._push_children("RangeSubselect", "subquery", node["subquery"], ctes_in_scope, scope)
+        return ("subquery",), ctes_in_scope
+
+    def _check_RangeTableFunc(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        raise QueryRejected(f"XMLTABLE is not allowed: {_XML_PARSING}", reason=RefusalReason.FUNCTION)
+
+    def _check_XmlExpr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        construct = _PARSING_XML_EXPRESSIONS.get(node.get("op", ""))
+        if construct:
+            raise QueryRejected(f"{construct} is not allowed: {_XML_PARSING}", reason=RefusalReason.FUNCTION)
+        return (), ctes_in_scope
+
+    def _check_XmlSerialize(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        if node.get("xmloption") == "XMLOPTION_DOCUMENT":
+            raise QueryRejected(
+                f"XMLSERIALIZE(DOCUMENT ...) is not allowed: {_XML_PARSING}; write x::text",
+                reason=RefusalReason.FUNCTION,
+            )
+        return (), ctes_in_scope
+
+    def _check_TypeCast(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        self.casts.append((node, self._scope))
+        return (), ctes_in_scope
+
+    def _check_JoinExpr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        self.operator_sites.extend(join_sites(node, self._scope))
+        return (), ctes_in_scope
+
+    def _check_CaseExpr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        self.operator_sites.extend(case_sites(node, self._scope))
+        return (), ctes_in_scope
+
     def _check_FuncCall(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        names = _names(node["funcname"])
-        name = _builtin_name(names)
+        names = identifiers(node["funcname"])
+        name = builtin_name(names)
         if name is None:
             raise QueryRejected(
                 f"function {display_name(*names)} is not allowed: "
@@ -257,49 +244,55 @@ class SelectTreeWalker:
                 reason=RefusalReason.FUNCTION,
             )
         self.functions.add(name)
+        self.calls.append((node, self._scope))
         return ("funcname",), ctes_in_scope
 
     def _check_TypeName(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        names = _names(node.get("names", ()))
-        name = _builtin_name(names) if names and not node.get("pct_type") else None
+        names = identifiers(node.get("names", ()))
+        name = builtin_name(names) if names and not node.get("pct_type") else None
         if name is None:
             raise QueryRejected(
                 f"type {display_name(*names or ['?'])} is not allowed: "
                 "only built-in types (schema pg_catalog) may be used",
                 reason=RefusalReason.TYPE,
             )
-        if name.lstrip("_") in _CATALOG_LOOKUP_TYPES:
+        if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
             raise QueryRejected(
                 f"type {display_name(name)} is not allowed: it looks up catalog objects",
                 reason=RefusalReason.TYPE,
             )
+        self.type_names.append(node)
         return ("names",), ctes_in_scope
 
-    def _refuse_foreign_operator(self, names: list[str]) -> None:
-        if _builtin_name(names) is None:
+    def _builtin_operator(self, names: list[str]) -> str:
+        name = builtin_name(names)
+        if name is None:
             raise QueryRejected(
                 f'operator "{".".join(names)}" is not allowed: '
                 "only built-in operators (schema pg_catalog) may be used",
                 reason=RefusalReason.OPERATOR,
             )
+        return name
 
     def _check_A_Expr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        self._refuse_foreign_operator(_names(node.get("name", ())) or ["="])
+        name = self._builtin_operator(identifiers(node.get("name", ())) or ["="])
+        self.operator_sites.extend(expression_sites(node.get("kind", "AEXPR_OP"), node, name, self._scope))
         return ("name",), ctes_in_scope
 
     def _check_SubLink(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        if "operName" in node:
-            self._refuse_foreign_operator(_names(node["operName"]))
+        name = self._builtin_operator(identifiers(node["operName"])) if "operName" in node else None
+        self.operator_sites.extend(sublink_sites(node, name, self._scope))
         return ("operName",), ctes_in_scope
 
     def _check_SortBy(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         if "useOp" in node:
-            self._refuse_foreign_operator(_names(node["useOp"]))
+            name = self._builtin_operator(identifiers(node["useOp"]))
+            self.operator_sites.append(OperatorSite(name, (node.get("node"), node.get("node")), self._scope))
         return ("useOp",), ctes_in_scope
 
     def _check_CollateClause(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        names = _names(node.get("collname", ()))
-        if _builtin_name(names) is None:
+        names = identifiers(node.get("collname", ()))
+        if builtin_name(names) is None:
             raise QueryRejected(
                 f"collation {display_name(*names)} is not allowed: "
                 "only built-in collations (schema pg_catalog) may be used",
@@ -317,7 +310,7 @@ class SelectTreeWalker:
         return (), ctes_in_scope
 
     def _note_attribute(self, name: str) -> None:
-        if name.lstrip("_") in _CATALOG_LOOKUP_TYPES:
+        if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
             raise QueryRejected(
                 f"type {display_name(name)} is not allowed: it looks up catalog objects",
                 reason=RefusalReason.TYPE,

@@ -4,8 +4,13 @@
 walks the *whole* raw parse tree (``select_walker.py``). Only node kinds known to be harmless inside
 a SELECT pass (an allowlist); everything else is refused with a sentence that
 names it. On the way it collects every relation read and every function
-called, so ``check_query`` can compare them with the token's grants and the
-database's ``FunctionPolicy`` in a couple of set operations.
+called, and records every type named, call, cast and operator application.
+
+``check_query`` then holds that record against the database's
+``QueryPolicy`` (``query_checks.py``: types, functions, operators, the
+arguments of functions PostgreSQL cannot interrupt) and the token's grants.
+The walk and the catalog checks are cached by (query text, policy), so a
+repeated query costs a cache lookup and the grant check's set difference.
 
 What the walk relies on from the session (set by ``pool.py``):
 ``search_path=pg_catalog`` (unqualified functions, operators, types and
@@ -21,7 +26,8 @@ import attrs
 import orjson
 from pglast import parser
 
-from drivers.postgres.function_policy import FunctionPolicy
+from drivers.postgres.query_checks import check_against_catalog
+from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.select_walker import RangeVarSite, SelectTreeWalker, display_name, friendly_node_name
 from gateway.errors import QueryRejected, RefusalReason
 
@@ -44,6 +50,14 @@ class ParsedQuery:
     """Every schema-qualified relation reference, located in UTF-8 bytes of ``sql`` (for ``inheritance.py``)."""
 
 
+@attrs.frozen
+class _Refusal:
+    """A cached refusal: raised afresh each time (a raised exception keeps its traceback)."""
+
+    message: str
+    reason: str
+
+
 def _parse_error_message(error: parser.ParseError) -> str:
     message, index = (tuple(error.args) + (None, None))[:2]
     return str(message) if index is None else f"{message} (at character {index + 1})"
@@ -62,8 +76,7 @@ def _statement_text(encoded: bytes, raw_statement: dict) -> tuple[str, int]:
     return text, start
 
 
-@functools.lru_cache(maxsize=1024)
-def parse_query(sql: str) -> ParsedQuery:
+def _walk(sql: str) -> tuple[SelectTreeWalker, str, int]:
     """Parse and walk ``sql``; raise ``QueryRejected`` unless it is one plain read-only SELECT."""
     if "\x00" in sql:
         raise QueryRejected("the query contains a NUL character", reason=RefusalReason.SYNTAX)
@@ -93,6 +106,10 @@ def parse_query(sql: str) -> ParsedQuery:
     walker = SelectTreeWalker()
     walker.walk_select(body)
     text, start = _statement_text(encoded, statements[0])
+    return walker, text, start
+
+
+def _parsed(walker: SelectTreeWalker, text: str, start: int) -> ParsedQuery:
     return ParsedQuery(
         sql=text,
         relations=frozenset(walker.relations),
@@ -102,26 +119,31 @@ def parse_query(sql: str) -> ParsedQuery:
     )
 
 
-def check_query(sql: str, granted: frozenset[tuple[str, str]], functions: FunctionPolicy) -> ParsedQuery:
-    """``parse_query`` plus: every relation is in ``granted`` and every function allowed by ``functions``."""
-    parsed = parse_query(sql)
-    refused_functions = parsed.functions - functions.allowed
-    if refused_functions:
-        raise QueryRejected(
-            f"function {display_name(min(refused_functions))} is not allowed",
-            reason=RefusalReason.FUNCTION,
-        )
-    for name in sorted(parsed.attribute_names - functions.allowed):
-        if functions.refuses_attribute(name):
-            raise QueryRejected(
-                f"function {display_name(name)} is not allowed: "
-                f'PostgreSQL calls it for ".{name}" when there is no such column',
-                reason=RefusalReason.FUNCTION,
-            )
-    not_granted = parsed.relations - granted
+@functools.lru_cache(maxsize=1024)
+def parse_query(sql: str) -> ParsedQuery:
+    """Parse and walk ``sql`` (no catalog checks); raise ``QueryRejected`` unless it is one plain SELECT."""
+    return _parsed(*_walk(sql))
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked(sql: str, policy: QueryPolicy) -> ParsedQuery | _Refusal:
+    try:
+        walker, text, start = _walk(sql)
+        check_against_catalog(walker, policy)
+    except QueryRejected as refusal:
+        return _Refusal(refusal.message, refusal.reason)
+    return _parsed(walker, text, start)
+
+
+def check_query(sql: str, granted: frozenset[tuple[str, str]], policy: QueryPolicy) -> ParsedQuery:
+    """``parse_query`` plus the catalog checks of ``policy``, and every relation in ``granted``."""
+    outcome = _checked(sql, policy)
+    if isinstance(outcome, _Refusal):
+        raise QueryRejected(outcome.message, reason=outcome.reason)
+    not_granted = outcome.relations - granted
     if not_granted:
         raise QueryRejected(
             f"table {display_name(*min(not_granted))} is not granted to this token",
             reason=RefusalReason.NOT_GRANTED,
         )
-    return parsed
+    return outcome

@@ -209,7 +209,7 @@ class FileRegistryStore:
         """The signature of the file just written (under the file lock, so it is ours)."""
         signature = self._file_signature()
         if signature is None:
-            raise RegistryLoadError(self.path, "the file disappeared right after it was written")
+            raise RegistryLoadError(self.location, "the file disappeared right after it was written")
         return signature
 
     @contextmanager

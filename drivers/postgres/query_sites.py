@@ -1,0 +1,159 @@
+"""What the parse-tree walk records for the catalog checks: scopes, operator uses, FROM items.
+
+``select_walker.py`` walks the tree once, without the catalog; it records
+here everything ``query_checks.py`` then decides against a database's
+``QueryPolicy``:
+
+- ``Scope``: for each SELECT level, whether every FROM item a column
+  reference there could resolve to is a table of the database (not a
+  sub-select, CTE, VALUES list or function in FROM). PostgreSQL resolves an
+  unqualified column at its own level first, then at each enclosing level a
+  sub-select can see: a sub-select in FROM (without LATERAL) and a CTE body
+  cannot see their own level's FROM items, only the levels around it.
+- ``OperatorSite``: every place an operator is applied, spelled or implied
+  (``LIKE`` is ``~~``, ``IN`` and ``NULLIF`` are ``=``, ``BETWEEN`` is ``>=`` and
+  ``<=``, a ``CASE x WHEN`` and ``JOIN ... USING`` compare with ``=``,
+  ``ORDER BY x USING <``, ``x = ANY (...)``, row comparisons pairwise).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+_BETWEEN_OPERATORS = {
+    "AEXPR_BETWEEN": ("<=", ">="), "AEXPR_BETWEEN_SYM": ("<=", ">="),
+    "AEXPR_NOT_BETWEEN": ("<", ">"), "AEXPR_NOT_BETWEEN_SYM": ("<", ">"),
+}
+_EQUALITY_KINDS = frozenset({"AEXPR_DISTINCT", "AEXPR_NOT_DISTINCT", "AEXPR_NULLIF"})
+
+
+@attrs.frozen
+class Scope:
+    """One SELECT level as a column reference in it sees the FROM items."""
+
+    parent: Scope | None
+    """The enclosing level whose FROM items a reference here can also resolve to, if any."""
+    only_tables: bool
+    """True when every FROM item here and at every enclosing visible level is a table of the database."""
+
+    @classmethod
+    def enclosed_by(cls, parent: Scope | None, tables_only_here: bool) -> Scope:
+        return cls(parent, tables_only_here and (parent is None or parent.only_tables))
+
+
+@attrs.frozen
+class OperatorSite:
+    """One application of an operator (``name``) to its operands."""
+
+    name: str
+    """The operator's name as the query spells or implies it: ``=``, ``~~``, ``<->``."""
+    operands: tuple[dict | None, ...]
+    """The operand expressions (one for a prefix operator); None for a value the query does not spell
+    (a sub-select's column, a ``USING`` column): its type is unknown and its size unbounded."""
+    scope: Scope | None
+    """The level the operands are evaluated at."""
+    element_of_right: bool = False
+    """True for ``x op ANY/ALL (array)``: the operator sees the right operand's elements."""
+
+
+@attrs.frozen
+class FromItems:
+    """The FROM items of one SELECT level, as far as column resolution cares."""
+
+    only_tables: bool
+    """True when every item is a schema-qualified table, view or other relation."""
+    table_names: frozenset[str]
+    """The names (alias, else relation name) a qualified column reference uses for those relations."""
+    other_names: frozenset[str]
+    """Names of every other item: sub-selects, CTE references, functions, join aliases."""
+
+
+def from_items(from_clause: list[dict], ctes_in_scope: frozenset[str]) -> FromItems:
+    """Classify the FROM items of one level (joins are looked through)."""
+    only_tables, tables, others = True, set(), set()
+    pending = list(from_clause)
+    while pending:
+        ((kind, node),) = pending.pop().items()
+        alias = node.get("alias", {}).get("aliasname")
+        if kind == "JoinExpr":
+            pending.extend(node[side] for side in ("larg", "rarg") if side in node)
+            if alias:
+                others.add(alias)
+        elif kind == "RangeVar" and node.get("schemaname") and "catalogname" not in node:
+            tables.add(alias or node["relname"])
+        else:
+            only_tables = False
+            if kind == "RangeVar":
+                others.add(alias or node["relname"])
+            elif alias:
+                others.add(alias)
+            if kind == "RangeFunction":  # without an alias, a function in FROM is named after itself
+                others.update(_function_names(node))
+    return FromItems(only_tables, frozenset(tables), frozenset(others))
+
+
+def _function_names(range_function: dict) -> set[str]:
+    names: set[str] = set()
+    for item in range_function.get("functions", ()):
+        for part in item.get("List", {}).get("items", ()):
+            call = part.get("FuncCall")
+            if call:
+                names.update(n["String"]["sval"] for n in call.get("funcname", ()) if "String" in n)
+    return names
+
+
+def _row_parts(operand: dict | None) -> list[dict | None]:
+    if operand is not None and "RowExpr" in operand:
+        return list(operand["RowExpr"].get("args", ()))
+    return [operand]
+
+
+def _pairs(name: str, left: dict | None, right: dict | None, scope: Scope | None) -> list[OperatorSite]:
+    """A comparison of two operands; rows are compared element by element."""
+    lefts, rights = _row_parts(left), _row_parts(right)
+    if len(lefts) == len(rights):
+        pairs = list(zip(lefts, rights))
+    else:  # PostgreSQL refuses mismatched rows; check every combination anyway
+        pairs = [(a, b) for a in lefts for b in rights]
+    return [OperatorSite(name, (a, b), scope) for a, b in pairs]
+
+
+def expression_sites(kind: str, node: dict, name: str | None, scope: Scope | None) -> list[OperatorSite]:
+    """The operator applications of an ``A_Expr`` whose operator name is ``name``."""
+    left = node.get("lexpr")
+    right = node.get("rexpr")
+    items = right["List"].get("items", ()) if isinstance(right, dict) and "List" in right else None
+    if kind in _BETWEEN_OPERATORS:
+        return [site for bound in items or () for operator in _BETWEEN_OPERATORS[kind]
+                for site in (OperatorSite(operator, (left, bound), scope), OperatorSite(operator, (bound, left), scope))]
+    operator = "=" if kind in _EQUALITY_KINDS else (name or "=")
+    if kind == "AEXPR_IN":
+        return [site for item in items or () for site in _pairs(operator, left, item, scope)]
+    if kind in ("AEXPR_OP_ANY", "AEXPR_OP_ALL"):
+        return [OperatorSite(operator, (left, right), scope, element_of_right=True)]
+    if left is None:
+        return [OperatorSite(operator, (right,), scope)]
+    if right is not None and "SubLink" in right and "RowExpr" in left:  # (a, b) = (SELECT x, y)
+        return [OperatorSite(operator, (part, None), scope) for part in _row_parts(left)]
+    return _pairs(operator, left, right, scope)
+
+
+def sublink_sites(node: dict, name: str | None, scope: Scope | None) -> list[OperatorSite]:
+    """``x IN (SELECT ...)``, ``x op ANY/ALL (SELECT ...)``, ``(a, b) op (SELECT ...)``."""
+    if node.get("subLinkType") not in ("ANY_SUBLINK", "ALL_SUBLINK", "ROWCOMPARE_SUBLINK"):
+        return []
+    return [OperatorSite(name or "=", (part, None), scope) for part in _row_parts(node.get("testexpr"))]
+
+
+def case_sites(node: dict, scope: Scope | None) -> list[OperatorSite]:
+    """``CASE x WHEN v THEN ...`` compares x = v for each WHEN."""
+    if "arg" not in node:
+        return []
+    return [site for when in node.get("args", ()) for site in _pairs("=", node["arg"], when["CaseWhen"]["expr"], scope)]
+
+
+def join_sites(node: dict, scope: Scope | None) -> list[OperatorSite]:
+    """``JOIN ... USING (c)`` and ``NATURAL JOIN`` compare same-named columns with ``=``."""
+    if node.get("usingClause") or node.get("isNatural"):
+        return [OperatorSite("=", (None, None), scope)]
+    return []
