@@ -85,6 +85,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "cost_arguments": list(finding.cost_arguments),
         "cost_alone": finding.cost_alone,
         "inputs_overran": finding.inputs_overran,
+        "inputs_bytes": finding.inputs.run.value if finding.inputs else None,
         "template": probe.template,
         "unit": probe.unit,
         "size": deciding.size,

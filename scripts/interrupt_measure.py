@@ -11,9 +11,10 @@ An overrun is then examined three ways:
 
 - confirmed, unless it was already clear (1 s or more past the grace), by
   running the same size again, which must overrun too;
-- its inputs are built alone, without the probed call (``SELECT ROW(<the call's
-  arguments>) IS NULL``): when that overruns too, the time belongs to building
-  the inputs (a cast such as ``::jsonb``), which has a probe of its own;
+- its inputs are built alone, without the probed call (``SELECT
+  pg_column_size(ROW(<the call's arguments>))``), which also measures their
+  size in bytes: when that overruns too, the time belongs to building the
+  inputs (a cast such as ``::jsonb``), which has a probe of its own;
 - each grown argument is grown alone, the others kept small: the ones that
   overrun alone drive the cost; when none does, only their product does.
 """
@@ -97,7 +98,7 @@ class Finding:
     confirmed: bool = False
     """An overrun that was clear at once or overran again when repeated."""
     inputs: SizedRun | None = None
-    """An overrun's inputs built alone at the overrunning size (None when not derivable)."""
+    """An overrun's inputs built alone at the overrunning size (None when not derivable); its value is their bytes."""
     variants: tuple[SizedRun, ...] = ()
     """An overrun's grown arguments, each grown alone at the overrunning size."""
     cost_arguments: tuple[int, ...] = ()
@@ -139,7 +140,7 @@ def statement(probe: Probe, sizes: dict[int, int]) -> str:
 
 
 def inputs_statement(probe: Probe, sizes: dict[int, int]) -> str | None:
-    """``SELECT ROW(<the probed call's arguments>) IS NULL``: the inputs built without the call (None if no call)."""
+    """``SELECT pg_column_size(ROW(<the probed call's arguments>))``: the inputs alone (None if there is no call)."""
     [raw] = parse_sql(statement(probe, sizes))
     assert isinstance(raw.stmt, ast.SelectStmt) and raw.stmt.targetList
     call = raw.stmt.targetList[0].val.arg
@@ -153,8 +154,8 @@ def inputs_statement(probe: Probe, sizes: dict[int, int]) -> str | None:
     else:
         return None
     row = ast.RowExpr(args=tuple(arguments), row_format=enums.CoercionForm.COERCE_EXPLICIT_CALL)
-    test = ast.NullTest(arg=row, nulltesttype=enums.NullTestType.IS_NULL)
-    return str(RawStream()(ast.SelectStmt(targetList=(ast.ResTarget(val=test),))))
+    size = ast.FuncCall(funcname=(ast.String(sval="pg_column_size"),), args=(row,))
+    return str(RawStream()(ast.SelectStmt(targetList=(ast.ResTarget(val=size),))))
 
 
 class ProbeRunner:

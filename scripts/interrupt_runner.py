@@ -52,6 +52,8 @@ class Run:
     """The error's SQLSTATE, for CANCELLED and ERROR."""
     message: str | None = None
     """The error's first line, for ERROR."""
+    value: Any = None
+    """The first column of the first row, for COMPLETED."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -145,8 +147,8 @@ class ScratchDatabase:
             except psycopg2.Error as error:
                 return Run(time.monotonic() - started, Outcome.ERROR, pid, error.pgcode, first_line(error))
             seconds = time.monotonic() - started
-            cursor.fetchall()
-            return Run(seconds, Outcome.COMPLETED, pid)
+            first = cursor.fetchone()
+            return Run(seconds, Outcome.COMPLETED, pid, value=first[0] if first else None)
         finally:
             connection.close()
 
