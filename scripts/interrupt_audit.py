@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 import psycopg2
 
-from interrupt_measure import GRACE_SECONDS, Finding, Limits, ProbeRunner, Verdict
+from interrupt_measure import GRACE_SECONDS, CostShape, Finding, Limits, ProbeRunner, Verdict
 from interrupt_catalogue import PROBES
 from interrupt_probes import Family, Probe
 from interrupt_runner import Outcome, Run, ScratchDatabase, catalog_entry
@@ -73,7 +73,6 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "name": probe.name,
         "verdict": finding.verdict.value,
         "confirmed": finding.confirmed,
-        "growth": finding.growth,
         "growth_exponent": finding.growth_exponent,
         "functions": sorted({entry.name for entry in finding.catalog}),
         "signatures": [entry.signature for entry in finding.catalog],
@@ -83,9 +82,9 @@ def finding_json(finding: Finding) -> dict[str, Any]:
                                        if signature.split(" ")[1] in probe.operators}),
         "syntax": probe.syntax or None,
         "cost_arguments": list(finding.cost_arguments),
-        "cost_alone": finding.cost_alone,
+        "cost_shape": finding.cost_shape.value if finding.cost_shape else None,
         "inputs_overran": finding.inputs_overran,
-        "inputs_bytes": finding.inputs.run.value if finding.inputs else None,
+        "inputs_bytes": finding.inputs_bytes,
         "template": probe.template,
         "unit": probe.unit,
         "size": deciding.size,
@@ -108,23 +107,40 @@ def seconds_text(run: Run) -> str:
 
 
 def verdict_text(finding: Finding) -> str:
-    if finding.verdict is not Verdict.OVERRUNS:
-        return str(finding.verdict.value)
-    notes = [finding.growth or "growth ?", "" if finding.confirmed else "unconfirmed",
+    notes = ["unconfirmed" if finding.verdict is Verdict.OVERRUNS and not finding.confirmed else "",
              "inputs too" if finding.inputs_overran else ""]
-    return "overruns (" + ", ".join(note for note in notes if note) + ")"
+    notes = [note for note in notes if note]
+    return finding.verdict.value + (f" ({', '.join(notes)})" if notes else "")
+
+
+def bytes_text(count: int | None) -> str:
+    if count is None:
+        return ""
+    return f"{count / (1 << 20):.1f} MiB" if count >= 1 << 20 else f"{count / 1024:.0f} KiB"
+
+
+COST_JOINERS = {CostShape.ALONE: ",", CostShape.PRODUCT: "×", CostShape.SUM: "+"}
+
+
+def cost_text(finding: Finding) -> str:
+    """The cost arguments: ``0`` (one), ``0,1`` (each alone), ``0×1`` (their product), ``0+1`` (their sum)."""
+    if finding.cost_shape is None:
+        return ""
+    return COST_JOINERS[finding.cost_shape].join(str(argument) for argument in finding.cost_arguments)
 
 
 def table_line(finding: Finding) -> str:
     deciding = finding.deciding
     return (
         f"{finding.probe.family.value:<9} {finding.probe.name:<31} {deciding.size:>9} {seconds_text(deciding.run):>6} "
-        f"{deciding.run.outcome.value:<9} {verdict_text(finding):<38} {shape(finding.probe.template)}"
+        f"{deciding.run.outcome.value:<9} {verdict_text(finding):<32} {bytes_text(finding.inputs_bytes):>9} "
+        f"{cost_text(finding):<5} {shape(finding.probe.template)}"
     )
 
 
 def print_table(findings: Sequence[Finding]) -> None:
-    print(f"{'family':<9} {'probe':<31} {'size':>9} {'secs':>6} {'outcome':<9} {'verdict':<38} shape")
+    print(f"{'family':<9} {'probe':<31} {'size':>9} {'secs':>6} {'outcome':<9} {'verdict':<32} {'inputs':>9} "
+          f"{'cost':<5} shape")
     for finding in sorted(findings, key=lambda f: (f.verdict is not Verdict.OVERRUNS, f.probe.family.value)):
         print(table_line(finding))
 

@@ -16,7 +16,8 @@ An overrun is then examined three ways:
   size in bytes: when that overruns too, the time belongs to building the
   inputs (a cast such as ``::jsonb``), which has a probe of its own;
 - each grown argument is grown alone, the others kept small: the ones that
-  overrun alone drive the cost; when none does, only their product does.
+  overrun alone drive the cost; when none does, the cost is in their product
+  (each alone is cheap) or in their sum (each alone takes a good part).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ CLEAR_OVERRUN_SECONDS = GRACE_SECONDS + 1.0
 """An overrun this far past the limit needs no confirming run."""
 CANCELS_TO_STOP = 2
 """Doubling ends after this many cancels in a row (each within the grace)."""
-SUPERLINEAR_EXPONENT = 1.5
-"""A growth exponent from this up counts as superlinear (time at least ~n^1.5)."""
+PRODUCT_SHARE = 0.25
+"""Arguments grown alone that each take less than this share of the joint run cost in their product."""
 
 
 class Verdict(enum.Enum):
@@ -49,6 +50,17 @@ class Verdict(enum.Enum):
     STOPS = "stops"
     OVERRUNS = "overruns"
     ERROR = "error"
+
+
+class CostShape(enum.Enum):
+    """How an overrun's cost arguments combine."""
+
+    ALONE = "alone"
+    """Each cost argument overruns when grown on its own (or it is the only one grown)."""
+    PRODUCT = "product"
+    """Only growing them together overruns, and each alone is cheap: the cost is in the product of their sizes."""
+    SUM = "sum"
+    """Only growing them together overruns, but each alone takes a good part of the time: the costs add up."""
 
 
 @attrs.frozen
@@ -103,36 +115,35 @@ class Finding:
     """An overrun's grown arguments, each grown alone at the overrunning size."""
     cost_arguments: tuple[int, ...] = ()
     """The argument positions that drive the cost (all grown ones unless variants singled some out)."""
-    cost_alone: bool = False
-    """True when each cost argument overran on its own; False when only growing them together did."""
+    cost_shape: CostShape | None = None
+    """How the cost arguments combine (for an overrun)."""
     inputs_overran: bool | None = None
     """Whether the inputs built alone overran too (then building them, not the call, may hold the cancel)."""
+    inputs_bytes: int | None = None
+    """The size of the overrun's inputs: ``pg_column_size`` of the row of the call's arguments."""
 
 
     @property
     def growth_exponent(self) -> float | None:
-        """The slope of log(seconds) over log(size) across the last three runs of 0.1 s or more that ran whole.
+        """A rough slope of log(seconds) over log(size): the last three sizes whose runs took 0.1 s or more whole.
 
         A run ran whole when it completed or overran; one the limit cancelled in time says
-        when the cancel came, not how long the call takes.
+        when the cancel came, not how long the call takes. Other work on the machine only
+        adds time, so each size counts with its fastest run.
         """
-        whole = [sized for sized in self.runs
-                 if sized.run.outcome is Outcome.COMPLETED or self.limits.overran(sized.run)]
-        points = [(math.log(sized.size), math.log(sized.run.seconds))
-                  for sized in whole if sized.run.seconds >= 0.1][-3:]
-        if len(points) < 2 or len({x for x, _ in points}) < 2:
+        fastest: dict[int, float] = {}
+        for sized in self.runs:
+            if sized.run.outcome is Outcome.COMPLETED or self.limits.overran(sized.run):
+                fastest[sized.size] = min(sized.run.seconds, fastest.get(sized.size, math.inf))
+        points = [(math.log(size), math.log(seconds))
+                  for size, seconds in sorted(fastest.items()) if seconds >= 0.1][-3:]
+        if len(points) < 2:
             return None
         mean_x = sum(x for x, _ in points) / len(points)
         mean_y = sum(y for _, y in points) / len(points)
         slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sum((x - mean_x) ** 2 for x, _ in points)
         return round(slope, 2)
 
-    @property
-    def growth(self) -> str | None:
-        exponent = self.growth_exponent
-        if self.verdict is not Verdict.OVERRUNS or exponent is None:
-            return None
-        return "superlinear" if exponent >= SUPERLINEAR_EXPONENT else "linear"
 
 
 def statement(probe: Probe, sizes: dict[int, int]) -> str:
@@ -189,17 +200,31 @@ class ProbeRunner:
                 return runs, Verdict.STOPS
             size = min(size * 2, probe.max_size)
 
-    def grown_alone(self, probe: Probe, size: int) -> tuple[tuple[SizedRun, ...], tuple[int, ...], bool]:
-        """Grow each argument alone to ``size``: the variants, the cost arguments, whether each overran alone."""
+    def grown_alone(self, probe: Probe, deciding: SizedRun) -> tuple[tuple[SizedRun, ...], tuple[int, ...], CostShape]:
+        """Grow each argument alone to the overrunning size: the variants, the cost arguments and how they combine."""
         varied = probe.varied_arguments
         if len(varied) == 1:
-            return (), varied, True
+            return (), varied, CostShape.ALONE
         variants = []
         for argument in varied:
-            sizes = {other: size if other == argument else probe.small for other in varied}
-            variants.append(SizedRun(size, self.time(statement(probe, sizes)), grown_alone=argument))
+            sizes = {other: deciding.size if other == argument else probe.small for other in varied}
+            variants.append(SizedRun(deciding.size, self.time(statement(probe, sizes)), grown_alone=argument))
         alone = tuple(argument for argument, variant in zip(varied, variants) if self.limits.overran(variant.run))
-        return tuple(variants), alone or varied, bool(alone)
+        if alone:
+            return tuple(variants), alone, CostShape.ALONE
+        cheap = all(variant.run.seconds < deciding.run.seconds * PRODUCT_SHARE for variant in variants)
+        return tuple(variants), varied, CostShape.PRODUCT if cheap else CostShape.SUM
+
+    def inputs_of(self, probe: Probe, size: int) -> tuple[SizedRun | None, int | None]:
+        """The inputs built alone under the limit, and their bytes (measured without the limit if it cut them off)."""
+        sql = inputs_statement(probe, dict.fromkeys(probe.varied_arguments, size))
+        if sql is None:
+            return None, None
+        inputs = SizedRun(size, self.time(sql))
+        measured = inputs.run
+        if measured.outcome is not Outcome.COMPLETED:
+            measured = self.database.timed(sql, self.limits.max_seconds, self.limits.max_seconds)
+        return inputs, measured.value if measured.outcome is Outcome.COMPLETED else None
 
     def audit(self, probe: Probe) -> Finding:
         catalog = tuple(catalog_entry(self.database, signature) for signature in probe.functions)
@@ -212,9 +237,8 @@ class ProbeRunner:
         if not confirmed:
             runs.append(self.at(probe, deciding.size))
             confirmed = self.limits.overran(runs[-1].run)
-        sql = inputs_statement(probe, dict.fromkeys(probe.varied_arguments, deciding.size))
-        inputs = None if sql is None else SizedRun(deciding.size, self.time(sql))
-        variants, cost_arguments, cost_alone = self.grown_alone(probe, deciding.size)
+        inputs, inputs_bytes = self.inputs_of(probe, deciding.size)
+        variants, cost_arguments, cost_shape = self.grown_alone(probe, deciding)
         inputs_overran = None if inputs is None else self.limits.overran(inputs.run)
         return Finding(probe, self.limits, catalog, tuple(runs), verdict, deciding, confirmed, inputs, variants,
-                       cost_arguments, cost_alone, inputs_overran)
+                       cost_arguments, cost_shape, inputs_overran, inputs_bytes)
