@@ -16,7 +16,7 @@ that has not answered after --max-seconds is abandoned: its connection is
 closed and its backend, which runs on until its next interrupt check, is waited
 for at the end.
 
-Run it from the repository root (about 8 minutes for every family; --quick
+Run it from the repository root (about 10 minutes for every family on 2 busy cores; --quick
 takes one probe of each)::
 
     .venv/bin/python scripts/interrupt_audit.py [--dsn DSN] [--limit 1] [--families text,arrays]

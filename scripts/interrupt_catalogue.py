@@ -337,6 +337,15 @@ GEOMETRY = [
 
 # -- ranges and multiranges --------------------------------------------------------------------------
 
+MULTIRANGE_OPERATORS = (
+    ("intersect", "*", "multirange_intersect"),
+    ("union", "+", "multirange_union"),
+    ("minus", "-", "multirange_minus"),
+    ("overlaps", "&&", "multirange_overlaps_multirange"),
+    ("contains", "@>", "multirange_contains_multirange"),
+)
+"""Operators between two multiranges of n disjoint ranges each, interleaved so that none merges early."""
+
 RANGES = [
     Probe(Family.RANGES, "multirange_parse_long", "('{' || repeat('[1,2),', {n0}) || '[1,2)}')::int4multirange",
           ("multirange_in(cstring,oid,integer)",), unit="ranges", start=1 << 12, max_size=LINEAR_MAX),
@@ -344,21 +353,12 @@ RANGES = [
           "('{' || (SELECT string_agg(format('[%s,%s)', 2 * i, 2 * i + 1), ',') FROM generate_series(1, {n0}) i)"
           " || '}')::int4multirange",
           ("multirange_in(cstring,oid,integer)",), unit="ranges", start=1 << 10, max_size=1 << 24),
-    Probe(Family.RANGES, "multirange_intersect", f"{multirange_of(0, 0)} * {multirange_of(1, 1)}",
-          ("multirange_intersect(anymultirange,anymultirange)",), operators=("*",), unit="ranges",
-          start=1 << 10, max_size=1 << 24),
-    Probe(Family.RANGES, "multirange_union", f"{multirange_of(0, 0)} + {multirange_of(1, 1)}",
-          ("multirange_union(anymultirange,anymultirange)",), operators=("+",), unit="ranges",
-          start=1 << 10, max_size=1 << 24),
-    Probe(Family.RANGES, "multirange_minus", f"{multirange_of(0, 0)} - {multirange_of(1, 1)}",
-          ("multirange_minus(anymultirange,anymultirange)",), operators=("-",), unit="ranges",
-          start=1 << 10, max_size=1 << 24),
-    Probe(Family.RANGES, "multirange_overlaps", f"{multirange_of(0, 0)} && {multirange_of(1, 1)}",
-          ("multirange_overlaps_multirange(anymultirange,anymultirange)",), operators=("&&",), unit="ranges",
-          start=1 << 10, max_size=1 << 24),
-    Probe(Family.RANGES, "multirange_contains", f"{multirange_of(0, 0)} @> {multirange_of(1, 1)}",
-          ("multirange_contains_multirange(anymultirange,anymultirange)",), operators=("@>",), unit="ranges",
-          start=1 << 10, max_size=1 << 24),
+    *[
+        Probe(Family.RANGES, f"multirange_{name}", f"{multirange_of(0, 0)} {operator} {multirange_of(1, 1)}",
+              (f"{function}(anymultirange,anymultirange)",), operators=(operator,), unit="ranges",
+              start=1 << 10, max_size=1 << 24)
+        for name, operator, function in MULTIRANGE_OPERATORS
+    ],
     Probe(Family.RANGES, "multirange_constructor_many",
           "int4multirange(VARIADIC (SELECT array_agg(int4range(2 * i, 2 * i + 1)) FROM generate_series(1, {n0}) i))",
           ("int4multirange(int4range[])",), unit="ranges", start=1 << 10, max_size=1 << 24),
