@@ -32,6 +32,7 @@ import argparse
 import datetime
 import os
 import platform
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -193,7 +194,17 @@ def clean_up(database: ScratchDatabase, drain_seconds: float) -> list[int]:
     return still_running
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM ends the audit as Ctrl-C does: the statement under way is abandoned and the database dropped."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    stop_on_sigterm()
     arguments = parse_arguments(argv)
     limits = Limits(arguments.limit, arguments.max_seconds)
     probes = select_probes(arguments.families, arguments.probes, arguments.quick)
