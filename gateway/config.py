@@ -70,6 +70,8 @@ class GatewayConfig:
     """Seconds a GetData query may run."""
     acquire_timeout: float = attrs.field(default=5.0, validator=_positive)
     """Seconds a request waits for a free database connection."""
+    client_stall_timeout: float = attrs.field(default=10.0, validator=_positive)
+    """Seconds a client may take to accept each piece of a streamed GetData answer before the stream is cut."""
     pool_min_size: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     """Connections a database pool keeps open once used."""
     pool_max_size: int = attrs.field(default=10, validator=_positive)

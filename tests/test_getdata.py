@@ -558,9 +558,11 @@ class TestHoldingTheDatabase:
     async def test_client_that_stops_reading_does_not_keep_the_connection(
         self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
-        """A client that stalls mid-stream loses its stream; the pool's only connection serves the next request."""
+        """A client that stalls mid-stream loses its stream after client_stall_timeout (not the statement limit)."""
         client = await open_shop(
-            await make_gateway(statement_timeout=1, pool_min_size=1, pool_max_size=1, acquire_timeout=6),
+            await make_gateway(
+                statement_timeout=30, client_stall_timeout=1, pool_min_size=1, pool_max_size=1, acquire_timeout=6
+            ),
             shop_database,
         )
         query = "select g, repeat('x', 200) as pad from generate_series(1, 100000) as g"

@@ -79,8 +79,9 @@ async def _stream(
     # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
     await response.prepare(request)
     # A client that stops reading would hold the query's connection (a pool slot) for as long as it keeps
-    # the socket open; every write gets the statement time limit, as every statement does.
-    stall_limit = request.app[CONFIG].statement_timeout
+    # the socket open: every write gets client_stall_timeout, shorter than the statement time limit, so a
+    # few slow readers cannot keep a database's pool from everyone else.
+    stall_limit = request.app[CONFIG].client_stall_timeout
     first = head + b",".join(buffered)
     try:
         await _send(response, first, stall_limit)
@@ -105,7 +106,7 @@ async def _stream(
 
 
 class _ClientStalled(Exception):
-    """The client did not take a chunk of the answer within the statement time limit."""
+    """The client did not take a piece of the answer within ``client_stall_timeout``."""
 
 
 async def _send(response: web.StreamResponse, data: bytes | None, seconds: float) -> None:
