@@ -18,6 +18,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
 from gateway.registry import RegistryStore
+from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 
 # (method, path, handler); every path is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
@@ -53,8 +54,9 @@ def setup_routes(app: web.Application) -> None:
 
 
 def setup_middlewares(app: web.Application) -> None:
-    # The access log is outermost so it records the status the error middleware chose.
-    app.middlewares.extend([access_log_middleware, error_middleware])
+    # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
+    # access log comes next so it records the status the error middleware chose.
+    app.middlewares.extend([request_task_middleware, access_log_middleware, error_middleware])
 
 
 def server_options(config: GatewayConfig) -> dict[str, Any]:
@@ -101,6 +103,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[LOGGER] = logger
     app[LOG_RING] = ring
     app[REDACTOR] = redactor
+    app[REQUEST_TASKS] = RequestTasks()
     setup_routes(app)
     setup_middlewares(app)
     app.cleanup_ctx.append(_database_pools)

@@ -12,8 +12,10 @@ from gateway.app import create_app
 from gateway.config import ConfigError, load_config
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
+from gateway.config import GatewayConfig
 from gateway.registry import RegistryLoadError
-from gateway.workers import WorkerSupervisor, serve
+from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve
+from gateway.workers import WorkerSupervisor
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,18 +54,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             arguments.config,
             overrides={"listen_host": arguments.host, "listen_port": arguments.port, "data_dir": arguments.data_dir},
         )
-        app = create_app(config)
-    except (ConfigError, RegistryLoadError) as error:
+        return run_serve(config)
+    except (ConfigError, RegistryLoadError, StartupError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
+
+
+def run_serve(config: GatewayConfig) -> int:
+    """``dbgateway serve``: check the data folder, bind, build the app, then serve until told to stop."""
+    prepare_data_dir(config)
+    # Bound before anything else, so a taken port is one sentence on stderr and nothing claims to listen.
+    bound = [listening_sockets(config, reuse_port=config.workers > 1) for _ in range(config.workers)]
+    app = create_app(config)
     app[LOGGER].info(
         "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
     )
     if config.workers > 1:
         # The app built above checked the settings and the registry once; each worker builds its own.
-        return WorkerSupervisor(config, create_app, app[LOGGER]).run()
-    serve(app, config)
-    return 0
+        return WorkerSupervisor(config, create_app, app[LOGGER], bound).run()
+    return serve(app, config, bound[0])
 
 
 if __name__ == "__main__":

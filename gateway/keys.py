@@ -11,6 +11,7 @@ from gateway.logbook import LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import RegistryStore
+from gateway.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
@@ -20,4 +21,4 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
-# METRICS (GatewayMetrics) is imported above from gateway.metrics.
+# METRICS (GatewayMetrics) and REQUEST_TASKS (RequestTasks) are imported above.

@@ -12,14 +12,14 @@ import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.config import ConfigError, structure_config
 from gateway.workers import STARTUP_GRACE_SECONDS
-from support import ADMIN_TOKEN, free_port, start_gateway_process, stop_process, wait_until_listening
+from support import ADMIN_TOKEN, eventually, free_port, start_gateway_process, stop_process, wait_until_listening
 
 
 def children(pid: int) -> list[int]:
@@ -59,15 +59,6 @@ def list_databases(port: int) -> int:
     with urllib.request.urlopen(request, timeout=10) as response:
         assert json.loads(response.read())["status"] == "success"
         return response.status
-
-
-def eventually(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture
@@ -121,24 +112,6 @@ class TestStopping:
         assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-
-    def test_workers_that_cannot_start_stop_the_gateway_with_status_1(self, tmp_path: Path) -> None:
-        """With the port taken by another program, the workers fail to bind and the command exits 1."""
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
-            squatter.bind(("127.0.0.1", 0))
-            squatter.listen()
-            port = squatter.getsockname()[1]
-            process = start_gateway_process(
-                tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2"
-            )
-            try:
-                _, stderr = process.communicate(timeout=20)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.communicate()
-        assert process.returncode == 1, stderr
-        assert "worker_failed_to_start" in stderr
 
 
 class TestSetting:
