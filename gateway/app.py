@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
 from aiohttp import web
 
 from gateway.admin_token import resolve_admin_token
+from gateway.audit import AUDITOR, Auditor
+from gateway.audit_file import AuditFile
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
@@ -65,11 +68,20 @@ def server_options(config: GatewayConfig) -> dict[str, Any]:
     return {"max_line_size": 3 * config.max_query_bytes + 8190, "max_field_size": 16 * 1024}
 
 
+def instance_name(config: GatewayConfig) -> str:
+    """The ``instance`` every log entry carries: the setting, else the host name."""
+    return config.instance if config.instance is not None else socket.gethostname()
+
+
 def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> web.Application:
     """Build the application; raises ``RegistryLoadError`` or ``ConfigError`` before serving anything."""
+    # Opened first: a path that cannot be written stops start-up before anything is logged.
+    audit_file = AuditFile(config.audit_file, config.audit_file_max_bytes) if config.audit_file is not None else None
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
-    logger = make_logger(ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream)
+    logger = make_logger(
+        ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream, instance=instance_name(config)
+    )
     redactor.add(config.secret_key)
     store = RegistryStore(config.registry_path, config.secret_key)
     state = store.open()
@@ -81,6 +93,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
+    auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file)
     for record in state.databases.values():
         redactor.add(record.password)
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
@@ -104,9 +117,16 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[LOG_RING] = ring
     app[REDACTOR] = redactor
     app[REQUEST_TASKS] = RequestTasks()
+    app[AUDITOR] = auditor
     setup_routes(app)
     setup_middlewares(app)
     app.cleanup_ctx.append(_database_pools)
+    if audit_file is not None:
+
+        async def close_audit_file(_: web.Application) -> None:
+            audit_file.close()
+
+        app.on_cleanup.append(close_audit_file)
     logger.info(
         "gateway_created",
         registry=str(config.registry_path),
@@ -115,6 +135,22 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         drivers=drivers.names,
     )
     return app
+
+
+def _auditor(
+    config: GatewayConfig,
+    ring: LogRing,
+    redactor: SecretRedactor,
+    store: RegistryStore,
+    admin_token: str,
+    log_stream: TextIO | None,
+    audit_file: AuditFile | None,
+) -> Auditor:
+    """The app's ``Auditor``: its own logger, at info whatever ``log_level`` says, writing to ``audit_file`` too."""
+    logger = make_logger(
+        ring, redactor, level=LogLevel.INFO, stream=log_stream, instance=instance_name(config), extra_sink=audit_file
+    )
+    return Auditor(logger, store, admin_token, query_text=config.audit_query_text)
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.logbook import LogRing, SecretRedactor
@@ -21,4 +22,4 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
-# METRICS (GatewayMetrics) and REQUEST_TASKS (RequestTasks) are imported above.
+# AUDITOR (Auditor), METRICS (GatewayMetrics) and REQUEST_TASKS (RequestTasks) are imported above.

@@ -243,3 +243,13 @@ def test_a_read_only_data_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
         result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
         assert list(data_dir.iterdir()) == []
     assert_one_line_and_exit_2(result, str(data_dir), "not writable")
+
+
+def test_an_audit_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """audit_file in a folder that does not exist: one sentence naming the setting and the file, exit 2."""
+    audit_file = tmp_path / "no-such-folder" / "audit.jsonl"
+    result = run_command(
+        "serve", "--data-dir", str(tmp_path / "data"), "--port", str(free_port()), cwd=tmp_path,
+        DBGATEWAY_AUDIT_FILE=str(audit_file), DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN,
+    )  # fmt: skip
+    assert_one_line_and_exit_2(result, "audit_file", str(audit_file))

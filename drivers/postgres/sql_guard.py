@@ -40,6 +40,8 @@ class ParsedQuery:
     """Every pg_catalog function called by name (schema prefix removed)."""
     attribute_names: frozenset[str] = frozenset()
     """Last names of ``a.b`` / ``(expr).b`` references: PostgreSQL calls ``b(a)`` if ``a`` has no column ``b``."""
+    fingerprint: str = ""
+    """pglast's fingerprint of the statement: equal for queries that differ only in constants, spacing, comments."""
 
 
 def _parse_error_message(error: parser.ParseError) -> str:
@@ -93,6 +95,7 @@ def parse_query(sql: str) -> ParsedQuery:
         relations=frozenset(walker.relations),
         functions=frozenset(walker.functions),
         attribute_names=frozenset(walker.attribute_names),
+        fingerprint=parser.fingerprint(sql),
     )
 
 

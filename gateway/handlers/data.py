@@ -35,6 +35,7 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     query = inputs.require("query")
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
+    tally.query = query
     state = app[REGISTRY].state
     database = state.database(database_name)
     tally.database = database_name
@@ -43,6 +44,7 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)
+    tally.checked = checked
     async with pool.run_query(checked) as result:
         head = b'[{"status":"success","columns":' + orjson.dumps(
             [{"name": c.name, "type": c.type_name} for c in result.columns]
@@ -99,6 +101,7 @@ async def _stream(
         request.app[LOGGER].error("getdata_failed_while_streaming", error=error.code, message=error.message)
         _cut_off(request)
     except _ClientStalled:
+        tally.stalled = True
         request.app[LOGGER].warning("getdata_client_stalled", seconds=stall_limit)
         if request.transport is not None:
             request.transport.abort()  # close() would wait for the client to take the buffered rest

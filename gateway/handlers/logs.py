@@ -1,21 +1,32 @@
-"""Logs (GET /Logs/): the newest server log entries at a level and above."""
+"""Logs (GET /Logs/): the newest server log entries at a level and above, of every worker of this host."""
 
 from __future__ import annotations
+
+import re
 
 from aiohttp import web
 
 from gateway.auth import require_admin
 from gateway.errors import BadRequest
-from gateway.inputs import read_inputs
+from gateway.inputs import RequestInputs, read_inputs
 from gateway.keys import ADMIN_TOKEN, LOG_RING
-from gateway.logbook import LogLevel
+from gateway.logbook import LogLevel, LogQuery
 from gateway.responses import success
+
+_EVENT_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 
 
 async def read_logs(request: web.Request) -> web.Response:
     """Entries as newline-separated JSON objects, oldest first; ``level`` defaults to debug."""
     require_admin(request, request.app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
+    query = log_query(inputs)
+    lines = [line for _, line in request.app[LOG_RING].read(query)]
+    return success({"logs": "\n".join(lines)}, as_array=True)
+
+
+def log_query(inputs: RequestInputs) -> LogQuery:
+    """The ``level``, ``limit`` and ``event`` parameters, checked."""
     level_text = inputs.get("level") or "debug"
     try:
         level = LogLevel.parse(level_text)
@@ -29,5 +40,7 @@ async def read_logs(request: web.Request) -> web.Response:
         if not limit_text.isdigit() or int(limit_text) < 1:
             raise BadRequest(f"parameter 'limit' must be a positive integer, got {limit_text!r}")
         limit = int(limit_text)
-    lines = request.app[LOG_RING].read(level, limit)
-    return success({"logs": "\n".join(lines)}, as_array=True)
+    event = inputs.get("event")
+    if event is not None and not _EVENT_NAME.fullmatch(event):
+        raise BadRequest("parameter 'event' must be an event name: 1 to 100 letters, digits, '_', '.' or '-'")
+    return LogQuery(minimum=level, limit=limit, event=event)
