@@ -66,13 +66,12 @@ def run_serve(config: GatewayConfig) -> int:
     # Bound before anything else, so a taken port is one sentence on stderr and nothing claims to listen.
     bound = [listening_sockets(config, reuse_port=config.workers > 1) for _ in range(config.workers)]
     app = create_app(config)
+    # The app built above checked the settings and the registry once; each worker builds its own.
+    supervisor = WorkerSupervisor(config, create_app, app[LOGGER], bound) if config.workers > 1 else None
     app[LOGGER].info(
         "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
     )
-    if config.workers > 1:
-        # The app built above checked the settings and the registry once; each worker builds its own.
-        return WorkerSupervisor(config, create_app, app[LOGGER], bound).run()
-    return serve(app, config, bound[0])
+    return supervisor.run() if supervisor is not None else serve(app, config, bound[0])
 
 
 if __name__ == "__main__":

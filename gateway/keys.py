@@ -8,6 +8,7 @@ from aiohttp import web
 from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
+from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.logbook import LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
@@ -22,4 +23,4 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
-# AUDITOR (Auditor), METRICS (GatewayMetrics) and REQUEST_TASKS (RequestTasks) are imported above.
+# AUDITOR, LOG_SIBLINGS, METRICS and REQUEST_TASKS are imported above, each from beside its class.

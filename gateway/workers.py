@@ -17,23 +17,31 @@ cleanly). A worker that dies while serving is replaced; one that dies within
 process group, so a terminal's Ctrl-C reaches the parent only, which then
 stops them once. On Linux a worker also gets SIGTERM when the parent dies, even
 by SIGKILL (``prctl(PR_SET_PDEATHSIG)``), so no orphan keeps serving the port.
+Workers read each other's log buffers through sockets in a runtime folder the
+parent makes and removes (``gateway.log_sharing``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import web
 
 from gateway.config import GatewayConfig
+from gateway.keys import LOG_RING
+from gateway.log_sharing import share_logs
 from gateway.serving import StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0
@@ -58,7 +66,17 @@ class WorkerSupervisor:
         logger: structlog.typing.FilteringBoundLogger,
         bound_sockets: list[list[socket.socket]],
     ) -> None:
-        """``bound_sockets``: one list of bound sockets (``listening_sockets``) for each first worker."""
+        """``bound_sockets``: one list of bound sockets (``listening_sockets``) for each first worker.
+
+        Makes the runtime folder for sharing logs; ``StartupError`` when it cannot.
+        """
+        try:
+            self._runtime_folder = Path(tempfile.mkdtemp(prefix="dbgateway-"))
+        except OSError as error:
+            raise StartupError(
+                f"cannot make a runtime folder for the workers in {tempfile.gettempdir()} ({error.strerror});"
+                " set TMPDIR to a folder this user can write"
+            ) from None
         self._config = config
         self._build_app = build_app
         self._logger = logger
@@ -69,6 +87,12 @@ class WorkerSupervisor:
 
     def run(self) -> int:
         """Serve with ``config.workers`` processes until told to stop; the exit status for ``dbgateway``."""
+        try:
+            return self._supervise()
+        finally:
+            shutil.rmtree(self._runtime_folder, ignore_errors=True)
+
+    def _supervise(self) -> int:
         for signum in _STOP_SIGNALS:
             signal.signal(signum, self._stop_requested)
         for sockets in self._bound_sockets:
@@ -83,6 +107,8 @@ class WorkerSupervisor:
             started = self._started_at.pop(pid, None)
             if started is None:
                 continue
+            with contextlib.suppress(FileNotFoundError):  # a killed worker leaves its log socket behind
+                (self._runtime_folder / f"{pid}.sock").unlink()
             code = os.waitstatus_to_exitcode(wait_status)
             if self._stopping:
                 if code not in _CLEAN_STOPS:
@@ -128,7 +154,9 @@ class WorkerSupervisor:
                 signal.signal(signum, signal.SIG_DFL)
             _stop_when_parent_dies(parent)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
-            code = serve(self._build_app(self._config), self._config, sockets)
+            app = self._build_app(self._config)
+            share_logs(app, app[LOG_RING], self._runtime_folder)
+            code = serve(app, self._config, sockets)
         except BaseException as error:  # noqa: BLE001 - a worker must never fall back into the parent's loop
             print(f"dbgateway worker {os.getpid()}: {error!r}", file=sys.stderr)
         finally:

@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +113,86 @@ class TestStopping:
         assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+
+
+LOG_BUFFER_SIZE = 10
+
+
+@pytest.fixture
+def logging_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """Two workers logging at info into buffers of LOG_BUFFER_SIZE entries, instance "gw-test"; (process, port)."""
+    port = free_port()
+    process = start_gateway_process(
+        tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2",
+        DBGATEWAY_LOG_BUFFER_SIZE=str(LOG_BUFFER_SIZE), DBGATEWAY_INSTANCE="gw-test",
+    )  # fmt: skip
+    try:
+        wait_until_listening(process, port)
+        assert eventually(lambda: len(children(process.pid)) == 2, 5.0)
+        yield process, port
+    finally:
+        for pid in children(process.pid) if process.poll() is None else []:
+            os.kill(pid, signal.SIGCONT)  # a test may have stopped one
+        if process.poll() is None:
+            stop_process(process)
+
+
+def read_logs(port: int, timeout: float = 10, **params: str) -> list[dict[str, object]]:
+    """GET /Logs/ on a new connection, parsed into entries."""
+    query = "?" + urllib.parse.urlencode(params) if params else ""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/Logs/{query}", headers={"admin_token": ADMIN_TOKEN})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = json.loads(response.read())
+    return [json.loads(line) for line in body[0]["logs"].split("\n") if line]
+
+
+class TestLogs:
+    def test_logs_merge_every_worker_in_time_order_whichever_answers(
+        self, logging_workers: tuple[subprocess.Popen[str], int]
+    ) -> None:
+        """Every /Logs/ answer holds entries of both workers, oldest first, each with pid and instance, bounded."""
+        process, port = logging_workers
+        workers = set(children(process.pid))
+        answers: list[list[dict[str, object]]] = []
+
+        def both_workers_in_every_answer() -> bool:
+            list_databases(port)
+            answers.append(read_logs(port, event="request"))
+            return len(answers) >= 6 and all({entry["pid"] for entry in answer} == workers for answer in answers[-6:])
+
+        assert eventually(both_workers_in_every_answer, 20.0), [{e["pid"] for e in answer} for answer in answers]
+        for answer in answers:
+            assert len(answer) <= LOG_BUFFER_SIZE
+            stamps = [str(entry["timestamp"]) for entry in answer]
+            assert stamps == sorted(stamps)
+            assert {entry["instance"] for entry in answer} == {"gw-test"}
+        assert len(read_logs(port, limit="3")) == 3
+        # Both buffers are full by now: the merged answer still holds at most one buffer's worth, the newest.
+        assert len(read_logs(port)) == LOG_BUFFER_SIZE
+
+    def test_a_worker_that_does_not_answer_is_named_and_the_rest_answered(
+        self, logging_workers: tuple[subprocess.Popen[str], int]
+    ) -> None:
+        """With one worker stopped, the other answers within seconds, naming the stopped one in logs_incomplete."""
+        process, port = logging_workers
+        stopped, running = children(process.pid)
+        os.kill(stopped, signal.SIGSTOP)
+        try:
+            answer: list[dict[str, object]] = []
+
+            def answered_by_the_running_worker() -> bool:
+                try:
+                    answer[:] = read_logs(port, timeout=5, level="warning")
+                except OSError:  # the kernel handed the connection to the stopped worker
+                    return False
+                return True
+
+            assert eventually(answered_by_the_running_worker, 30.0)
+        finally:
+            os.kill(stopped, signal.SIGCONT)
+        warnings = [entry for entry in answer if entry["event"] == "logs_incomplete"]
+        assert warnings and warnings[-1]["pid"] == running
+        assert str(stopped) in warnings[-1]["missing_workers"]  # type: ignore[operator]
 
 
 class TestSetting:

@@ -1,4 +1,9 @@
-"""Logs (GET /Logs/): the newest server log entries at a level and above, of every worker of this host."""
+"""Logs (GET /Logs/): the newest server log entries at a level and above, of every worker of this host.
+
+With ``workers`` > 1 the answering worker merges its siblings' entries with its
+own (``gateway.log_sharing``); the answer holds at most ``log_buffer_size``
+entries in all, the newest.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from aiohttp import web
 from gateway.auth import require_admin
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, LOG_RING
+from gateway.keys import ADMIN_TOKEN, LOG_RING, LOG_SIBLINGS, LOGGER
+from gateway.log_sharing import merge_newest
 from gateway.logbook import LogLevel, LogQuery
 from gateway.responses import success
 
@@ -21,8 +27,18 @@ async def read_logs(request: web.Request) -> web.Response:
     require_admin(request, request.app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
     query = log_query(inputs)
-    lines = [line for _, line in request.app[LOG_RING].read(query)]
-    return success({"logs": "\n".join(lines)}, as_array=True)
+    app = request.app
+    ring = app[LOG_RING]
+    siblings = app.get(LOG_SIBLINGS)
+    if siblings is None:
+        entries = ring.read(query)
+    else:
+        found, missing = await siblings.gather(query)
+        if missing:
+            # Logged before reading this worker's own ring, so the answer carries the warning too.
+            app[LOGGER].warning("logs_incomplete", missing_workers={str(pid): why for pid, why in missing.items()})
+        entries = merge_newest([ring.read(query), *found], min(query.limit or ring.capacity, ring.capacity))
+    return success({"logs": "\n".join(line for _, line in entries)}, as_array=True)
 
 
 def log_query(inputs: RequestInputs) -> LogQuery:
