@@ -7,6 +7,7 @@ The account must be allowed to create databases.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -19,7 +20,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +303,18 @@ def eventually(condition: Callable[[], bool], seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return condition()
+
+
+@contextlib.asynccontextmanager
+async def stalled_getdata(port: int, user_token: str, local_database_name: str, query: str) -> AsyncIterator[None]:
+    """A raw client with a tiny receive buffer: asks for ``query``, reads the status line, then nothing more."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    target = "/GetData?" + urllib.parse.urlencode({"local_database_name": local_database_name, "query": query})
+    writer.write(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {user_token}\r\n\r\n".encode())
+    await writer.drain()
+    assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
+    try:
+        yield
+    finally:
+        writer.close()

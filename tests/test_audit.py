@@ -4,13 +4,11 @@ in /Logs/ (``event=audit``), on stderr and in ``audit_file``; never a password o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-import socket
 import stat
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -32,6 +30,7 @@ from support import (
     grant,
     read_logs,
     register_database,
+    stalled_getdata,
     user_headers,
 )
 from test_getdata import SLOW_QUERY, busy_gateway_backends
@@ -170,7 +169,7 @@ class TestGetDataEntries:
         """A reader that stalls past client_stall_timeout: outcome client_stalled, with what was sent so far."""
         client = await open_items(await make_gateway(client_stall_timeout=0.5), items_database)
         query = "select g, repeat('x', 500) as pad from sales.items, generate_series(1, 20000) as g"
-        async with stalled_client(client, query):
+        async with stalled_getdata(client.server.port, TOKEN, "shop", query):
             (entry,) = await wait_for_audit(client, 1)
         assert (entry["status"], entry["error"], entry["outcome"]) == (200, None, "client_stalled")
         assert entry["bytes"] > 0
@@ -213,20 +212,6 @@ class TestGetDataEntries:
         stderr = client.log_stream.getvalue()  # type: ignore[attr-defined]
         assert '"action":"get_data"' in stderr and '"event":"request"' not in stderr
 
-
-@contextlib.asynccontextmanager
-async def stalled_client(client: TestClient, query: str) -> AsyncIterator[None]:
-    """A raw client that asks for ``query``, reads the status line, then reads nothing more."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
-    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    target = "/GetData?" + urlencode({"local_database_name": "shop", "query": query})
-    writer.write(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {TOKEN}\r\n\r\n".encode())
-    await writer.drain()
-    assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
-    try:
-        yield
-    finally:
-        writer.close()
 
 
 class TestAdminEntries:
