@@ -128,7 +128,8 @@ def logging_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int
     )  # fmt: skip
     try:
         wait_until_listening(process, port)
-        assert eventually(lambda: len(children(process.pid)) == 2, 5.0)
+        # Both workers serving (each listens once its app, log socket included, is up), not just the first.
+        assert eventually(lambda: len(listening_inodes(port)) == 2, 10.0)
         yield process, port
     finally:
         for pid in children(process.pid) if process.poll() is None else []:
@@ -191,7 +192,7 @@ class TestLogs:
         finally:
             os.kill(stopped, signal.SIGCONT)
         warnings = [entry for entry in answer if entry["event"] == "logs_incomplete"]
-        assert warnings and warnings[-1]["pid"] == running
+        assert warnings and warnings[-1]["pid"] == running, answer
         assert str(stopped) in warnings[-1]["missing_workers"]  # type: ignore[operator]
 
 
