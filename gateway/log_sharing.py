@@ -2,7 +2,8 @@
 
 The supervisor makes a private runtime folder (mode 0700, in the system's
 temporary folder: a socket path must stay under 108 bytes, which a data folder
-need not) before it forks. Each worker listens there on ``<pid>.sock``; the
+need not) before it forks, and removes it when it exits; when it was killed,
+the last worker to stop removes it. Each worker listens there on ``<pid>.sock``; the
 worker that answers ``GET /Logs/`` asks every other socket in the folder for
 the entries the query wants (each already filtered and cut to ``limit``),
 waits at most ``LOG_GATHER_SECONDS`` for all of them together, and merges them
@@ -91,6 +92,7 @@ def share_logs(app: web.Application, ring: LogRing, folder: Path) -> None:
     """Make this worker's ``ring`` readable by its siblings and theirs by it, while ``app`` runs."""
     siblings = LogSiblings(folder, os.getpid())
     app[LOG_SIBLINGS] = siblings
+    parent = os.getppid()
 
     async def serve_ring(_: web.Application) -> AsyncIterator[None]:
         path = siblings.socket_path(siblings.own_pid)
@@ -101,6 +103,10 @@ def share_logs(app: web.Application, ring: LogRing, folder: Path) -> None:
             server.close()
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+            if os.getppid() != parent:
+                # The supervisor died (it removes the folder otherwise): the last worker out removes it.
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
 
     app.cleanup_ctx.append(serve_ring)
 

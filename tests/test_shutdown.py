@@ -147,8 +147,12 @@ class TestSupervisorDeath:
     def test_workers_end_when_the_supervisor_is_killed(
         self, tmp_path: Path, served_database: str, processes: list[subprocess.Popen[str]]
     ) -> None:
-        """SIGKILL to the supervisor: both workers stop within shutdown_timeout and the port is no longer served."""
-        process, port = start(tmp_path, served_database, DBGATEWAY_WORKERS="2")
+        """SIGKILL to the supervisor: both workers stop within shutdown_timeout, the port is no longer served,
+        and the workers' runtime folder is gone."""
+        temporary = tmp_path / "tmp"
+        temporary.mkdir()
+        process, port = start(tmp_path, served_database, DBGATEWAY_WORKERS="2", TMPDIR=str(temporary))
+        assert [path.name[: len("dbgateway-")] for path in temporary.iterdir()] == ["dbgateway-"]
         processes.append(process)
         workers = children(process.pid)
         process.kill()
@@ -158,3 +162,4 @@ class TestSupervisorDeath:
         ]
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        assert list(temporary.iterdir()) == []
