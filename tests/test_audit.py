@@ -120,7 +120,7 @@ class TestGetDataEntries:
             ("select id from sales.hidden", TOKEN, "shop", 400, "query_rejected"),
             ("delete from sales.items", TOKEN, "shop", 400, "query_rejected"),
             ("select nope from sales.items", TOKEN, "shop", 400, "query_failed"),
-            ("select id from sales.items", TOKEN, "elsewhere", 404, "database_not_found"),
+            ("select id from sales.items", TOKEN, "elsewhere", 403, "access_denied"),
             ("select id from sales.items", "token-without-grants", "shop", 403, "access_denied"),
             ("select id from sales.items", None, "shop", 401, "token_required"),
         ],
@@ -139,6 +139,8 @@ class TestGetDataEntries:
             assert entry["tables"] is None and entry["query_fingerprint"] is None and entry["query"] == query
         if token is None:
             assert entry["user_token_fingerprint"] is None
+        if database != "shop":  # an unknown name answers as an ungranted one, and the entry names no database
+            assert entry["local_database_name"] is None
 
     async def test_a_time_out_is_audited_as_504(self, make_gateway: GatewayFactory, items_database: str) -> None:
         """A query past statement_timeout: status 504, error query_timeout, with its tables and fingerprint."""
