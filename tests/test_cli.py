@@ -147,15 +147,14 @@ def test_sigterm_stops_the_gateway_promptly_with_exit_code_0(
 
 
 def test_corrupt_registry_stops_serve_and_is_left_unchanged(tmp_path: Path) -> None:
-    """A registry file that does not parse makes serve exit non-zero naming the file, which stays byte-for-byte."""
+    """A registry file that does not parse stops serve in one line naming the file (exit 2); it stays byte-for-byte."""
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     registry = data_dir / "registry.json"
     content = b'{"format_version": 1, "token_salt": "ab", "databa'
     registry.write_bytes(content)
     result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
-    assert result.returncode != 0
-    assert str(registry) in result.stderr
+    assert_one_line_and_exit_2(result, str(registry))
     assert registry.read_bytes() == content
 
 
