@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
 from aiohttp import web
 
 from gateway.admin_token import resolve_admin_token
+from gateway.audit import AUDITOR, Auditor
+from gateway.audit_file import AuditFile
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
@@ -17,7 +20,8 @@ from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
-from gateway.registry import RegistryState, open_registry
+from gateway.registry import Registry, RegistryState, open_registry
+from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 
 # (method, path, handler); every path is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
@@ -53,8 +57,9 @@ def setup_routes(app: web.Application) -> None:
 
 
 def setup_middlewares(app: web.Application) -> None:
-    # The access log is outermost so it records the status the error middleware chose.
-    app.middlewares.extend([access_log_middleware, error_middleware])
+    # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
+    # access log comes next so it records the status the error middleware chose.
+    app.middlewares.extend([request_task_middleware, access_log_middleware, error_middleware])
 
 
 def server_options(config: GatewayConfig) -> dict[str, Any]:
@@ -63,11 +68,20 @@ def server_options(config: GatewayConfig) -> dict[str, Any]:
     return {"max_line_size": 3 * config.max_query_bytes + 8190, "max_field_size": 16 * 1024}
 
 
+def instance_name(config: GatewayConfig) -> str:
+    """The ``instance`` every log entry carries: the setting, else the host name."""
+    return config.instance if config.instance is not None else socket.gethostname()
+
+
 def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> web.Application:
     """Build the application; raises ``RegistryLoadError``, ``RegistryUnreachable`` or ``ConfigError`` first."""
+    # Opened first: a path that cannot be written stops start-up before anything is logged.
+    audit_file = AuditFile(config.audit_file, config.audit_file_max_bytes) if config.audit_file is not None else None
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
-    logger = make_logger(ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream)
+    logger = make_logger(
+        ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream, instance=instance_name(config)
+    )
     redactor.add(config.secret_key)
     location = config.registry_location
     redactor.add(location.password)
@@ -88,6 +102,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
+    auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file)
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     limits = PoolLimits(
         min_size=config.pool_min_size,
@@ -108,10 +123,18 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[LOGGER] = logger
     app[LOG_RING] = ring
     app[REDACTOR] = redactor
+    app[REQUEST_TASKS] = RequestTasks()
+    app[AUDITOR] = auditor
     setup_routes(app)
     setup_middlewares(app)
     app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
+    if audit_file is not None:
+
+        async def close_audit_file(_: web.Application) -> None:
+            audit_file.close()
+
+        app.on_cleanup.append(close_audit_file)
     logger.info(
         "gateway_created",
         registry=location.display,
@@ -127,6 +150,22 @@ async def _registry_following(app: web.Application) -> AsyncIterator[None]:
     await app[REGISTRY].start(app[LOGGER])
     yield
     await app[REGISTRY].close()
+
+
+def _auditor(
+    config: GatewayConfig,
+    ring: LogRing,
+    redactor: SecretRedactor,
+    store: Registry,
+    admin_token: str,
+    log_stream: TextIO | None,
+    audit_file: AuditFile | None,
+) -> Auditor:
+    """The app's ``Auditor``: its own logger, at info whatever ``log_level`` says, writing to ``audit_file`` too."""
+    logger = make_logger(
+        ring, redactor, level=LogLevel.INFO, stream=log_stream, instance=instance_name(config), extra_sink=audit_file
+    )
+    return Auditor(logger, store, admin_token, query_text=config.audit_query_text)
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

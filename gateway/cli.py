@@ -1,7 +1,8 @@
 """The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM.
 
-Exit status 2: a setting, or the registry's content, cannot be used (a restart
-will not help). Exit status 1: the registry database does not answer (a
+A start that fails is one line on stderr. Exit status 2: a setting, the
+registry's content, the data folder or the listening address cannot be used (a
+restart will not help). Exit status 1: the registry database does not answer (a
 restart may).
 """
 
@@ -14,12 +15,13 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.app import create_app
-from gateway.config import ConfigError, load_config
+from gateway.config import ConfigError, GatewayConfig, load_config
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
 from gateway.registry import RegistryLoadError, RegistryUnreachable
 from gateway.registry_commands import add_registry_commands, run_registry_command
-from gateway.workers import WorkerSupervisor, serve
+from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve
+from gateway.workers import WorkerSupervisor
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,21 +74,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "registry_url": arguments.registry_url,
             },
         )
-        app = create_app(config)
-    except (ConfigError, RegistryLoadError) as error:
+        return run_serve(config)
+    except (ConfigError, RegistryLoadError, StartupError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
     except RegistryUnreachable as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 1
+
+
+def run_serve(config: GatewayConfig) -> int:
+    """``dbgateway serve``: check the data folder, bind, build the app, then serve until told to stop."""
+    prepare_data_dir(config)
+    # Bound before anything else, so a taken port is one sentence on stderr and nothing claims to listen.
+    bound = [listening_sockets(config, reuse_port=config.workers > 1) for _ in range(config.workers)]
+    app = create_app(config)
+    # The app built above checked the settings and the registry once; each worker builds its own.
+    supervisor = WorkerSupervisor(config, create_app, app[LOGGER], bound) if config.workers > 1 else None
     app[LOGGER].info(
         "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
     )
-    if config.workers > 1:
-        # The app built above checked the settings and the registry once; each worker builds its own.
-        return WorkerSupervisor(config, create_app, app[LOGGER]).run()
-    serve(app, config)
-    return 0
+    return supervisor.run() if supervisor is not None else serve(app, config, bound[0])
 
 
 if __name__ == "__main__":

@@ -87,6 +87,10 @@ class GatewayConfig:
     """Seconds a GetData query may run."""
     acquire_timeout: float = attrs.field(default=5.0, validator=_positive)
     """Seconds a request waits for a free database connection."""
+    client_stall_timeout: float = attrs.field(default=10.0, validator=_positive)
+    """Seconds a client may take to accept each piece of a streamed GetData answer before the stream is cut."""
+    shutdown_timeout: float = attrs.field(default=10.0, validator=attrs.validators.ge(1.0))
+    """Seconds a serving process takes at most to exit after SIGTERM; running requests get 80 % of it."""
     pool_min_size: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     """Connections a database pool keeps open once used."""
     pool_max_size: int = attrs.field(default=10, validator=_positive)
@@ -97,6 +101,14 @@ class GatewayConfig:
     """Log entries the Logs endpoint can return (a ring buffer)."""
     log_level: str = attrs.field(default="info", validator=attrs.validators.in_(["debug", "info", "warning", "error"]))
     """Lowest level written to stderr and kept in the buffer."""
+    instance: str | None = None
+    """Name every log entry carries as ``instance``; the host name when unset."""
+    audit_query_text: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    """Whether GetData's ``audit`` entries carry the query text (the normalised query's fingerprint always)."""
+    audit_file: Path | None = None
+    """File the ``audit`` entries are appended to as JSON lines, besides stderr and the buffer; none when unset."""
+    audit_file_max_bytes: int = attrs.field(default=100 * 1024 * 1024, validator=attrs.validators.ge(0))
+    """Size past which the audit file is renamed to ``<audit_file>.1`` (replacing it) and a new one begun; 0: never."""
     max_body_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
     """Largest request body accepted; larger gets 413."""
     max_query_bytes: int = attrs.field(default=100 * 1024, validator=_positive)

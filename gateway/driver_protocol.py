@@ -160,6 +160,22 @@ TableRef = tuple[str, str]
 
 
 @runtime_checkable
+class CheckedQuery(Protocol):
+    """What ``DatabasePool.check_query`` returns: the driver's own object, read by the gateway for its audit log."""
+
+    @property
+    def relations(self) -> frozenset[TableRef]:
+        """Every ``(folder, table)`` the query reads (all of them granted, or the check would have refused)."""
+        ...
+
+    @property
+    def fingerprint(self) -> str:
+        """A fingerprint of the normalised query: the same for queries that differ only in constants,
+        spacing, case of keywords or comments (PostgreSQL: pglast's, i.e. pg_query's fingerprint)."""
+        ...
+
+
+@runtime_checkable
 class QueryResult(Protocol):
     """An executing query whose rows are streamed in JSON-encoded batches."""
 
@@ -203,10 +219,11 @@ class DatabasePool(Protocol):
         """Columns in ordinal order, read live; ``None`` when the relation no longer exists."""
         ...
 
-    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> Any:
+    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> CheckedQuery:
         """Refuse (``QueryRejected``) anything but one read-only query over ``granted``.
 
-        Returns an opaque checked query for ``run_query``. Async because a driver
+        Returns the checked query for ``run_query``: the driver's own object, of which
+        the gateway reads only ``relations`` and ``fingerprint``. Async because a driver
         may need the database's catalog to decide (e.g. which functions exist);
         it should cache whatever does not depend on ``granted``.
         """

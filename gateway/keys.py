@@ -5,12 +5,15 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
+from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
+from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.logbook import LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import Registry
+from gateway.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
@@ -20,4 +23,4 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
-# METRICS (GatewayMetrics) is imported above from gateway.metrics.
+# AUDITOR, LOG_SIBLINGS, METRICS and REQUEST_TASKS are imported above, each from beside its class.

@@ -3,20 +3,26 @@
 Each app gets its own logger (``make_logger``) rather than a process-wide
 structlog configuration, so two apps in one process (as in the tests) never
 share a buffer. A redaction processor runs before rendering: no password and
-no whole token reaches stderr or the buffer, whatever key or text carries it.
+no whole token reaches stderr, the buffer or the audit file, whatever key or
+text carries it. Every entry carries the ``pid`` of its process and the
+``instance`` name, and a timestamp of fixed width (microseconds always), so
+entries of several processes merge in time order by comparing text.
 """
 
 from __future__ import annotations
 
 import contextvars
+import datetime
 import enum
 import functools
+import os
 import re
 import sys
 from collections import deque
 from collections.abc import Iterable, MutableMapping
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
+import attrs
 import orjson
 import structlog
 
@@ -47,19 +53,44 @@ class LogLevel(enum.IntEnum):
         return cls[("debug" if name == "degug" else name).upper()]
 
 
+@attrs.frozen
+class LogQuery:
+    """Which entries a reader of the logs wants."""
+
+    minimum: LogLevel = LogLevel.DEBUG
+    """Entries at this level and above."""
+    limit: int | None = None
+    """Only the newest this many (after the other filters); all when None."""
+    event: str | None = None
+    """Only entries whose ``event`` is exactly this; any when None."""
+
+
+TimedLine = tuple[str, str]
+"""A rendered entry with its timestamp: ``(timestamp, line)``; tuples of them sort in time order."""
+
+
 class LogRing:
-    """The newest rendered log lines with their levels, at most ``capacity`` of them."""
+    """The newest rendered log lines with their level, timestamp and event, at most ``capacity`` of them."""
 
     def __init__(self, capacity: int) -> None:
-        self._entries: deque[tuple[int, str]] = deque(maxlen=capacity)
+        self._entries: deque[tuple[int, str, str, str]] = deque(maxlen=capacity)
 
-    def append(self, level: LogLevel, line: str) -> None:
-        self._entries.append((level, line))
+    @property
+    def capacity(self) -> int:
+        return self._entries.maxlen or 0
 
-    def read(self, minimum: LogLevel, limit: int | None = None) -> list[str]:
-        """Lines at ``minimum`` and above, oldest first; only the newest ``limit`` if given."""
-        lines = [line for level, line in list(self._entries) if level >= minimum]
-        return lines[-limit:] if limit is not None else lines
+    def append(self, level: LogLevel, line: str, *, timestamp: str = "", event: str = "") -> None:
+        self._entries.append((level, timestamp, event, line))
+
+    def read(self, query: LogQuery) -> list[TimedLine]:
+        """The entries ``query`` asks for, oldest first."""
+        wanted = query.event
+        found = [
+            (timestamp, line)
+            for level, timestamp, event, line in list(self._entries)
+            if level >= query.minimum and (wanted is None or event == wanted)
+        ]
+        return found[-query.limit :] if query.limit is not None else found
 
 
 class SecretRedactor:
@@ -122,40 +153,74 @@ def _hide_inline_password(match: re.Match[str]) -> str:
     return match.group(3) + REDACTED + match.group(5)
 
 
-class _RingAndStreamSink:
-    """The structlog "logger": writes each rendered line to a stream and to the ring."""
+class LineSink(Protocol):
+    """Somewhere else a logger's rendered lines go (the audit file)."""
 
-    def __init__(self, ring: LogRing, stream: TextIO) -> None:
+    def write_line(self, line: str) -> None: ...
+
+
+class _RingAndStreamSink:
+    """The structlog "logger": writes each rendered line to a stream, the ring and an optional extra sink."""
+
+    def __init__(self, ring: LogRing, stream: TextIO, extra: LineSink | None) -> None:
         self._ring = ring
         self._stream = stream
+        self._extra = extra
 
-    def _write(self, level: LogLevel, line: str) -> None:
-        self._ring.append(level, line)
+    def _write(self, level: LogLevel, line: str, timestamp: str, event: str) -> None:
+        self._ring.append(level, line, timestamp=timestamp, event=event)
+        if self._extra is not None:
+            self._extra.write_line(line)
         try:
             self._stream.write(line + "\n")
             self._stream.flush()
         except (OSError, ValueError):
             pass  # a closed stderr must not break request handling; the ring still has the line
 
-    def debug(self, line: str) -> None:
-        self._write(LogLevel.DEBUG, line)
+    def debug(self, line: str, **meta: str) -> None:
+        self._write(LogLevel.DEBUG, line, **meta)
 
-    def info(self, line: str) -> None:
-        self._write(LogLevel.INFO, line)
+    def info(self, line: str, **meta: str) -> None:
+        self._write(LogLevel.INFO, line, **meta)
 
-    def warning(self, line: str) -> None:
-        self._write(LogLevel.WARNING, line)
+    def warning(self, line: str, **meta: str) -> None:
+        self._write(LogLevel.WARNING, line, **meta)
 
-    def error(self, line: str) -> None:
-        self._write(LogLevel.ERROR, line)
+    def error(self, line: str, **meta: str) -> None:
+        self._write(LogLevel.ERROR, line, **meta)
 
     critical = exception = fatal = error
     warn = warning
     msg = info
 
 
-def _render_json(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
-    return orjson.dumps(event_dict, default=repr).decode()
+def utc_timestamp() -> str:
+    """Now in ISO 8601, UTC, always with microseconds (``2026-11-21T23:43:37.000000Z``): sortable as text."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _add_timestamp(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    event_dict["timestamp"] = utc_timestamp()
+    return event_dict
+
+
+class _AddOrigin:
+    """Adds the process id (read per entry: a forked worker logs its own) and the instance name."""
+
+    def __init__(self, instance: str) -> None:
+        self._instance = instance
+
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        event_dict["pid"] = os.getpid()
+        event_dict["instance"] = self._instance
+        return event_dict
+
+
+def _render_json(
+    logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+) -> tuple[tuple[str], dict[str, str]]:
+    line = orjson.dumps(event_dict, default=repr).decode()
+    return (line,), {"timestamp": event_dict["timestamp"], "event": str(event_dict.get("event", ""))}
 
 
 def make_logger(
@@ -164,18 +229,24 @@ def make_logger(
     *,
     level: LogLevel = LogLevel.INFO,
     stream: TextIO | None = None,
+    instance: str = "",
+    extra_sink: LineSink | None = None,
 ) -> structlog.typing.FilteringBoundLogger:
-    """A logger that writes JSON lines with ``timestamp``, ``level`` and ``event`` to stderr and ``ring``."""
+    """A logger writing JSON lines (``timestamp``, ``level``, ``event``, ``pid``, ``instance``) to stderr and ``ring``.
+
+    ``extra_sink`` also gets every line this logger writes (the audit logger's file).
+    """
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
+        _add_timestamp,
+        _AddOrigin(instance),
         structlog.processors.format_exc_info,
         redactor,
         _render_json,
     ]
     return structlog.wrap_logger(
-        _RingAndStreamSink(ring, stream if stream is not None else sys.stderr),
+        _RingAndStreamSink(ring, stream if stream is not None else sys.stderr, extra_sink),
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(int(level)),
     )

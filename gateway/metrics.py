@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from aiohttp import web
@@ -32,7 +33,8 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from gateway.driver_protocol import ACQUIRE_WAIT_BUCKETS, PoolStats
+from gateway.audit import AUDITOR
+from gateway.driver_protocol import ACQUIRE_WAIT_BUCKETS, CheckedQuery, PoolStats
 from gateway.errors import (
     AccessDenied,
     DatabaseUnavailable,
@@ -109,19 +111,25 @@ def method_label(method: str) -> str:
 
 
 class GetDataTally:
-    """What one GetData request did; the handler fills it in, ``observe_getdata`` records it."""
+    """What one GetData request did; the handler fills it in, ``observe_getdata`` records it (metrics, audit)."""
 
-    __slots__ = ("database", "rows", "bytes", "late_error")
+    __slots__ = ("database", "query", "checked", "rows", "bytes", "late_error", "stalled")
 
     def __init__(self) -> None:
         self.database: str | None = None
         """The registered database asked for; None until the name is known to be registered."""
+        self.query: str | None = None
+        """The query text, once read and within ``max_query_bytes``."""
+        self.checked: CheckedQuery | None = None
+        """What the driver's check made of the query (tables read, fingerprint); None until it passed."""
         self.rows = 0
         """Rows sent to the client."""
         self.bytes = 0
         """Body bytes sent to the client."""
         self.late_error: BaseException | None = None
         """An error met after the answer had started (the handler then returns normally)."""
+        self.stalled = False
+        """True when the client stopped reading and the stream was cut (the handler returns normally)."""
 
     def sent(self, rows_so_far: int, size: int) -> None:
         """Note a piece of the body written: the rows it brings the total to, and its size in bytes."""
@@ -235,18 +243,27 @@ GetDataHandler = Callable[[web.Request, GetDataTally], Awaitable[web.StreamRespo
 
 
 def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """Turn a GetData handler taking a ``GetDataTally`` into a plain handler that records the tally."""
+    """Turn a GetData handler taking a ``GetDataTally`` into a plain handler that records the tally.
+
+    Recorded twice: in the metrics, and as the request's ``audit`` entry.
+    """
 
     @functools.wraps(handler)
     async def observed(request: web.Request) -> web.StreamResponse:
         tally = GetDataTally()
         error: BaseException | None = None
+        response: web.StreamResponse | None = None
+        started = time.perf_counter()
         try:
-            return await handler(request, tally)
+            response = await handler(request, tally)
+            return response
         except BaseException as raised:
             error = raised
             raise
         finally:
             request.app[METRICS].record_getdata(tally, tally.late_error or error)
+            request.app[AUDITOR].getdata(
+                request, tally, tally.late_error or error, response, time.perf_counter() - started
+            )
 
     return observed

@@ -1,71 +1,59 @@
-"""Serving the app: in this process, or in ``workers`` processes that share one port.
+"""``workers`` > 1: worker processes that share one port, and the parent that supervises them.
 
 One Python process serves on one core. With ``workers = N`` (N > 1) the
-``dbgateway serve`` process forks N workers; each builds its own app (pools,
-log buffer, metrics) and binds the same address with ``SO_REUSEPORT``, so the
-kernel spreads new client connections over them. The registry file is already
-safe for several processes (see ``gateway.registry.store``).
+``dbgateway serve`` process binds N sockets to the address with
+``SO_REUSEPORT`` (so a taken port stops it before anything starts) and forks
+N workers, each serving one of them; the kernel spreads new client connections
+over the workers. Each builds its own app (pools, log buffer, metrics). The
+registry file is already safe for several processes (see
+``gateway.registry.store``).
 
 The parent only supervises. SIGTERM or SIGINT to it stops every worker
-gracefully and it exits 0 once they have. A worker that dies while serving is
-replaced; one that dies within ``STARTUP_GRACE_SECONDS`` of its start (port
-taken, for example) stops the whole gateway with exit status 1, since a
-replacement would fail the same way. Workers run in their own process group,
-so a terminal's Ctrl-C reaches the parent only, which then stops them once.
+gracefully; it exits 0 once they have, or 1 when it had to kill one still
+running ``KILL_MARGIN_SECONDS`` past ``shutdown_timeout`` (or one failed to stop
+cleanly). A worker that dies while serving is replaced; one that dies within
+``STARTUP_GRACE_SECONDS`` of its start stops the whole gateway with exit status
+1, since a replacement would fail the same way. Workers run in their own
+process group, so a terminal's Ctrl-C reaches the parent only, which then
+stops them once. On Linux a worker also gets SIGTERM when the parent dies, even
+by SIGKILL (``prctl(PR_SET_PDEATHSIG)``), so no orphan keeps serving the port.
+Workers read each other's log buffers through sockets in a runtime folder the
+parent makes and removes (``gateway.log_sharing``).
 """
 
 from __future__ import annotations
 
-import gc
+import contextlib
+import ctypes
 import os
+import shutil
 import signal
+import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from gateway.app import server_options
 from gateway.config import GatewayConfig
+from gateway.keys import LOG_RING
+from gateway.log_sharing import share_logs
+from gateway.serving import StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0
 """A worker that exits sooner than this after its start is taken to have failed to start."""
 
-STOP_TIMEOUT_SECONDS = 20.0
-"""How long the parent waits for stopped workers before killing them (their own shutdown takes at most 10 s)."""
+KILL_MARGIN_SECONDS = 2.0
+"""How long past ``shutdown_timeout`` the parent waits for stopping workers before it kills them."""
 
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
-
-
-FULL_COLLECTION_THRESHOLD = 100
-"""Young-generation collections between two full ones (Python's default is 10); see ``serve``."""
-
-
-def serve(app: web.Application, config: GatewayConfig, *, reuse_port: bool = False) -> None:
-    """Run ``app`` on the configured address until SIGINT or SIGTERM."""
-    # A full garbage collection walks every object of the process and holds the event loop for
-    # as long (20 ms here); GetData's per-request caches churn enough to trigger one every second
-    # or so. The objects built so far live as long as the process, so they are frozen out of the
-    # collector's way, and full collections are made rarer. Young collections are unchanged.
-    gc.collect()
-    gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_THRESHOLD)
-    web.run_app(
-        app,
-        host=config.listen_host,
-        port=config.listen_port,
-        reuse_port=reuse_port,
-        # A client that goes away cancels its request: GetData then cancels its statement on the
-        # server and gives the connection back, instead of running the query for nobody.
-        handler_cancellation=True,
-        print=None,
-        access_log=None,
-        shutdown_timeout=10.0,
-        **server_options(config),
-    )
+# Exit codes of a worker that stopped as told: served and exited 0, or was still starting (signals at their default).
+_CLEAN_STOPS = {0, -signal.SIGTERM, -signal.SIGINT}
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 class WorkerSupervisor:
@@ -76,60 +64,99 @@ class WorkerSupervisor:
         config: GatewayConfig,
         build_app: Callable[[GatewayConfig], web.Application],
         logger: structlog.typing.FilteringBoundLogger,
+        bound_sockets: list[list[socket.socket]],
     ) -> None:
+        """``bound_sockets``: one list of bound sockets (``listening_sockets``) for each first worker.
+
+        Makes the runtime folder for sharing logs; ``StartupError`` when it cannot.
+        """
+        try:
+            self._runtime_folder = Path(tempfile.mkdtemp(prefix="dbgateway-"))
+        except OSError as error:
+            raise StartupError(
+                f"cannot make a runtime folder for the workers in {tempfile.gettempdir()} ({error.strerror});"
+                " set TMPDIR to a folder this user can write"
+            ) from None
         self._config = config
         self._build_app = build_app
         self._logger = logger
+        self._bound_sockets = bound_sockets
         self._started_at: dict[int, float] = {}
         self._stopping = False
+        self._status = 0
 
     def run(self) -> int:
         """Serve with ``config.workers`` processes until told to stop; the exit status for ``dbgateway``."""
+        try:
+            return self._supervise()
+        finally:
+            shutil.rmtree(self._runtime_folder, ignore_errors=True)
+
+    def _supervise(self) -> int:
         for signum in _STOP_SIGNALS:
             signal.signal(signum, self._stop_requested)
-        for _ in range(self._config.workers):
-            self._start_worker()
+        for sockets in self._bound_sockets:
+            self._start_worker(sockets)
+        self._bound_sockets = []
         self._logger.info("workers_started", workers=sorted(self._started_at))
-        status = 0
         while self._started_at:
             try:
                 pid, wait_status = os.wait()
             except ChildProcessError:
                 break
-            except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for clarity on old kernels
-                continue
             started = self._started_at.pop(pid, None)
-            if started is None or self._stopping:
+            if started is None:
                 continue
+            with contextlib.suppress(FileNotFoundError):  # a killed worker leaves its log socket behind
+                (self._runtime_folder / f"{pid}.sock").unlink()
             code = os.waitstatus_to_exitcode(wait_status)
+            if self._stopping:
+                if code not in _CLEAN_STOPS:
+                    self._status = 1
+                continue
             if time.monotonic() - started < STARTUP_GRACE_SECONDS:
                 self._logger.error("worker_failed_to_start", pid=pid, exit_code=code)
-                status = 1
+                self._status = 1
                 self._stop_workers()
             else:
                 self._logger.error("worker_exited", pid=pid, exit_code=code, action="replaced")
-                self._start_worker()
-        self._logger.info("workers_stopped")
-        return status
+                self._replace_worker()
+        self._logger.info("workers_stopped", exit_code=self._status)
+        return self._status
 
-    def _start_worker(self) -> None:
+    def _replace_worker(self) -> None:
+        try:
+            sockets = listening_sockets(self._config, reuse_port=True)
+        except StartupError as error:
+            self._logger.error("worker_not_replaced", reason=str(error))
+            self._status = 1
+            self._stop_workers()
+            return
+        self._start_worker(sockets)
+
+    def _start_worker(self, sockets: list[socket.socket]) -> None:
         # Blocked across the fork, so the child never runs the parent's handlers (which signal the workers).
         signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:
-            self._run_worker()  # never returns
+            self._run_worker(parent, sockets)  # never returns
+        for bound in sockets:
+            bound.close()  # the worker holds them now; the parent must never accept a connection
         self._started_at[pid] = time.monotonic()
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
-    def _run_worker(self) -> None:
+    def _run_worker(self, parent: int, sockets: list[socket.socket]) -> None:
         code = 1
         try:
             os.setpgid(0, 0)
             for signum in _STOP_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
+            _stop_when_parent_dies(parent)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
-            serve(self._build_app(self._config), self._config, reuse_port=True)
-            code = 0
+            app = self._build_app(self._config)
+            share_logs(app, app[LOG_RING], self._runtime_folder)
+            code = serve(app, self._config, sockets)
         except BaseException as error:  # noqa: BLE001 - a worker must never fall back into the parent's loop
             print(f"dbgateway worker {os.getpid()}: {error!r}", file=sys.stderr)
         finally:
@@ -151,12 +178,26 @@ class WorkerSupervisor:
             except ProcessLookupError:
                 pass
         signal.signal(signal.SIGALRM, self._kill_stragglers)
-        signal.setitimer(signal.ITIMER_REAL, STOP_TIMEOUT_SECONDS)
+        signal.setitimer(signal.ITIMER_REAL, self._config.shutdown_timeout + KILL_MARGIN_SECONDS)
 
     def _kill_stragglers(self, signum: int, frame: Any) -> None:
+        waited = self._config.shutdown_timeout + KILL_MARGIN_SECONDS
         for pid in list(self._started_at):
-            self._logger.error("worker_killed", pid=pid, reason=f"still running {STOP_TIMEOUT_SECONDS:g} s after SIGTERM")
+            self._logger.error("worker_killed", pid=pid, reason=f"still running {waited:g} s after SIGTERM")
+            self._status = 1
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def _stop_when_parent_dies(parent: int) -> None:
+    """Have the kernel send this process SIGTERM when its parent ends, however it ends (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:
+        # The parent died between fork and prctl: the signal above will never come.
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -352,9 +352,9 @@ def build_document() -> dict[str, Any]:
         "/Logs": {
             "get": operation(
                 "Logs",
-                "The newest server log entries at a level and above",
+                "The newest server log entries at a level and above (optionally of one event)",
                 security=ADMIN_SECURITY,
-                parameters=["level", "limit"],
+                parameters=["level", "limit", "event"],
                 success=json_response("The entries", "Logs"),
                 errors={400: INPUT_400, 403: DENIED},
             )

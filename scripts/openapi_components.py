@@ -123,7 +123,8 @@ SCHEMAS: dict[str, Schema] = {
         success_object(
             logs={
                 "type": "string",
-                "description": "Newline-separated JSON objects, oldest first, each with timestamp, level and event.",
+                "description": "Newline-separated JSON objects, oldest first, each with timestamp, level, event, "
+                "pid and instance; with workers > 1, the entries of every worker of the host, merged.",
             }
         )
     ),
@@ -322,6 +323,11 @@ PARAMETERS: dict[str, Schema] = {
         "Lowest level returned, any case (degug: the specification's spelling); absent means debug.",
     ),
     "limit": _query("limit", {"type": "integer", "minimum": 1}, "Only the newest N entries."),
+    "event": _query(
+        "event",
+        {"type": "string", "pattern": "^[A-Za-z0-9_.\\-]{1,100}$"},
+        "Only entries with this event name, e.g. audit (GetData and administrative changes) or request.",
+    ),
     "query": _query(
         "query",
         {"type": "string", "minLength": 1},

@@ -7,6 +7,7 @@ The account must be allowed to create databases.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -16,7 +17,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +271,57 @@ def stop_process(process: subprocess.Popen[str], timeout: float = 10.0) -> tuple
         process.communicate()
         raise AssertionError(f"the gateway did not exit within {timeout} s of SIGTERM") from None
     return process.returncode, stderr
+
+
+def call_process(
+    port: int, method: str, path: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    """One request to a gateway process on a new connection; (status, parsed JSON body)."""
+    query = "?" + urllib.parse.urlencode(params) if params else ""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}{query}", method=method, headers={"Accept": "application/json", **(headers or {})}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def register_in_process(port: int, local_name: str, database: str, user_token: str) -> None:
+    """AddDatabase on a gateway process, then grant ``user_token`` every table it registered."""
+    status, body = call_process(
+        port, "PUT", "/Database", params=database_parameters(local_name, database), headers={"admin_token": ADMIN_TOKEN}
+    )
+    assert status == 200, body
+    status, body = call_process(port, "GET", "/Table/list", headers={"admin_token": ADMIN_TOKEN})
+    assert status == 200, body
+    for table in body["List"]:
+        params = {"user_token": user_token, "local_table_name": table}
+        status, answer = call_process(port, "POST", "/GrantTableAccess", params=params, headers={"admin_token": ADMIN_TOKEN})
+        assert status == 200, answer
+
+
+def eventually(condition: Callable[[], bool], seconds: float) -> bool:
+    """Whether ``condition`` holds within ``seconds`` (polled every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+@contextlib.asynccontextmanager
+async def stalled_getdata(port: int, user_token: str, local_database_name: str, query: str) -> AsyncIterator[None]:
+    """A raw client with a tiny receive buffer: asks for ``query``, reads the status line, then nothing more."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    target = "/GetData?" + urllib.parse.urlencode({"local_database_name": local_database_name, "query": query})
+    writer.write(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {user_token}\r\n\r\n".encode())
+    await writer.drain()
+    assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
+    try:
+        yield
+    finally:
+        writer.close()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import socket
 import stat
 import subprocess
 import time
@@ -15,6 +18,7 @@ import pytest
 
 from gateway import __version__
 from support import (
+    ADMIN_TOKEN,
     free_port,
     gateway_command,
     process_environment,
@@ -143,15 +147,14 @@ def test_sigterm_stops_the_gateway_promptly_with_exit_code_0(
 
 
 def test_corrupt_registry_stops_serve_and_is_left_unchanged(tmp_path: Path) -> None:
-    """A registry file that does not parse makes serve exit non-zero naming the file, which stays byte-for-byte."""
+    """A registry file that does not parse stops serve in one line naming the file (exit 2); it stays byte-for-byte."""
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     registry = data_dir / "registry.json"
     content = b'{"format_version": 1, "token_salt": "ab", "databa'
     registry.write_bytes(content)
     result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
-    assert result.returncode != 0
-    assert str(registry) in result.stderr
+    assert_one_line_and_exit_2(result, str(registry))
     assert registry.read_bytes() == content
 
 
@@ -170,3 +173,82 @@ def test_invalid_setting_stops_serve_naming_it(tmp_path: Path, variable: str, va
     assert result.returncode != 0
     assert named in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- start-up failures: one sentence on stderr, exit status 2, nothing claims to listen ---------------------------
+
+
+@contextlib.contextmanager
+def read_only_folder(folder: Path) -> Iterator[Path]:
+    """``folder``, created and made unwritable for this process (root: the immutable attribute, else mode 0555)."""
+    folder.mkdir(parents=True)
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("running as root without chattr +i: cannot make a folder read-only for this process")
+        undo = ["chattr", "-i", str(folder)]
+    else:
+        folder.chmod(0o555)
+        undo = ["chmod", "0755", str(folder)]
+    try:
+        yield folder
+    finally:
+        subprocess.run(undo, check=True)
+
+
+def assert_one_line_and_exit_2(result: subprocess.CompletedProcess[str], *named: str) -> None:
+    """Exit status 2 and exactly one stderr line, "dbgateway: ..." naming each of ``named``; no traceback."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("dbgateway: "), result.stderr
+    for text in named:
+        assert text in lines[0]
+    assert "gateway_listening" not in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_taken_port_is_one_line_and_exit_2(tmp_path: Path, workers: str) -> None:
+    """Port already in use (one process or several workers): one sentence naming the address, exit 2."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = str(squatter.getsockname()[1])
+        result = run_command(
+            "serve", "--data-dir", str(tmp_path / "data"), "--port", port, cwd=tmp_path,
+            DBGATEWAY_WORKERS=workers, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN,
+        )  # fmt: skip
+    assert_one_line_and_exit_2(result, f"127.0.0.1:{port}", "already in use")
+
+
+def test_an_address_that_does_not_resolve_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A listen_host that does not resolve: one sentence naming it, exit 2."""
+    result = run_command(
+        "serve", "--data-dir", str(tmp_path / "data"), "--host", "no-such-host.invalid", "--port", str(free_port()),
+        cwd=tmp_path, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN,
+    )  # fmt: skip
+    assert_one_line_and_exit_2(result, "no-such-host.invalid", "does not resolve")
+
+
+def test_a_data_folder_that_cannot_be_created_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A data folder under a regular file: one sentence naming the folder, exit 2."""
+    (tmp_path / "a-file").write_text("not a folder")
+    data_dir = tmp_path / "a-file" / "data"
+    result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
+    assert_one_line_and_exit_2(result, str(data_dir), "cannot be created")
+
+
+def test_a_read_only_data_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A data folder this process cannot write in: one sentence naming the folder, exit 2, nothing written."""
+    with read_only_folder(tmp_path / "data") as data_dir:
+        result = run_command("serve", "--data-dir", str(data_dir), "--port", str(free_port()), cwd=tmp_path)
+        assert list(data_dir.iterdir()) == []
+    assert_one_line_and_exit_2(result, str(data_dir), "not writable")
+
+
+def test_an_audit_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """audit_file in a folder that does not exist: one sentence naming the setting and the file, exit 2."""
+    audit_file = tmp_path / "no-such-folder" / "audit.jsonl"
+    result = run_command(
+        "serve", "--data-dir", str(tmp_path / "data"), "--port", str(free_port()), cwd=tmp_path,
+        DBGATEWAY_AUDIT_FILE=str(audit_file), DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN,
+    )  # fmt: skip
+    assert_one_line_and_exit_2(result, "audit_file", str(audit_file))

@@ -9,12 +9,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 from aiohttp import ClientResponse
@@ -30,6 +28,7 @@ from support import (
     grant,
     register_database,
     run_sql,
+    stalled_getdata,
     user_headers,
 )
 
@@ -558,19 +557,15 @@ class TestHoldingTheDatabase:
     async def test_client_that_stops_reading_does_not_keep_the_connection(
         self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
-        """A client that stalls mid-stream loses its stream; the pool's only connection serves the next request."""
+        """A client that stalls mid-stream loses its stream after client_stall_timeout (not the statement limit)."""
         client = await open_shop(
-            await make_gateway(statement_timeout=1, pool_min_size=1, pool_max_size=1, acquire_timeout=6),
+            await make_gateway(
+                statement_timeout=30, client_stall_timeout=1, pool_min_size=1, pool_max_size=1, acquire_timeout=6
+            ),
             shop_database,
         )
         query = "select g, repeat('x', 200) as pad from generate_series(1, 100000) as g"
-        reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
-        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        target = "/GetData?" + urlencode({"local_database_name": "shop", "query": query})
-        writer.write(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {TOKEN}\r\n\r\n".encode())
-        await writer.drain()
-        assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
-        try:
+        async with stalled_getdata(client.server.port, TOKEN, "shop", query):
             # Now stop reading. The next request needs the pool's one connection.
             started = time.monotonic()
             result = await query_result(client, "select count(*) as n from sales.orders")
@@ -578,8 +573,6 @@ class TestHoldingTheDatabase:
             assert time.monotonic() - started < 4.5
             assert busy_gateway_backends(shop_database) == []
             assert "getdata_client_stalled" in client.log_stream.getvalue()  # type: ignore[attr-defined]
-        finally:
-            writer.close()
 
 
     async def test_connection_comes_back_with_the_gateway_session(

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import pytest
 from aiohttp.test_utils import TestClient
+from pglast import parser
 
 from drivers.postgres.inheritance import read_as_only
 from drivers.postgres.sql_guard import parse_query
@@ -167,6 +168,17 @@ async def test_a_granted_view_over_the_parent_shows_what_the_view_shows(shop: Te
     assert await rows_of(shop, "select id from pub.items_view order by id") == [{"id": 1}, {"id": 2}, {"id": 3}]
 
 
+async def test_the_audit_names_the_query_sent_not_its_rewrite(shop: TestClient) -> None:
+    """A query read as ONLY is audited with the text and fingerprint the client sent, not those of the rewrite."""
+    await grant(shop, TOKEN, "shop_pub_items")
+    query = "select id from pub.items where id = 1"
+    assert await rows_of(shop, query) == [{"id": 1}]
+    (entry,) = [e for e in await read_logs(shop, event="audit") if e["action"] == "get_data"]
+    assert entry["query"] == query
+    assert entry["query_fingerprint"] == parser.fingerprint(query)
+    assert entry["query_fingerprint"] != parser.fingerprint("select id from ONLY pub.items where id = 1")
+
+
 # -- warnings --------------------------------------------------------------------------------------------------
 
 
@@ -258,6 +270,14 @@ def test_a_query_with_nothing_to_rewrite_is_returned_as_is() -> None:
     for sql in ("select 1", "select * from ONLY pub.items", "select * from pub.parted"):
         parsed = parse_query(sql)
         assert read_as_only(parsed, PARTITIONED) is parsed
+
+
+def test_the_rewrite_keeps_the_fingerprint_of_the_query_sent() -> None:
+    """The rewritten query runs ONLY, but carries the original's fingerprint (the audit's), not its own."""
+    parsed = parse_query("select id from pub.items where id = 7")
+    rewritten = read_as_only(parsed, PARTITIONED)
+    assert rewritten.sql == "select id from ONLY pub.items where id = 7"
+    assert rewritten.fingerprint == parsed.fingerprint != parse_query(rewritten.sql).fingerprint
 
 
 def test_the_rewrite_is_cached() -> None:

@@ -11,15 +11,16 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.config import ConfigError, structure_config
 from gateway.workers import STARTUP_GRACE_SECONDS
-from support import ADMIN_TOKEN, free_port, start_gateway_process, stop_process, wait_until_listening
+from support import ADMIN_TOKEN, eventually, free_port, start_gateway_process, stop_process, wait_until_listening
 
 
 def children(pid: int) -> list[int]:
@@ -59,15 +60,6 @@ def list_databases(port: int) -> int:
     with urllib.request.urlopen(request, timeout=10) as response:
         assert json.loads(response.read())["status"] == "success"
         return response.status
-
-
-def eventually(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture
@@ -122,23 +114,86 @@ class TestStopping:
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
 
-    def test_workers_that_cannot_start_stop_the_gateway_with_status_1(self, tmp_path: Path) -> None:
-        """With the port taken by another program, the workers fail to bind and the command exits 1."""
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
-            squatter.bind(("127.0.0.1", 0))
-            squatter.listen()
-            port = squatter.getsockname()[1]
-            process = start_gateway_process(
-                tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2"
-            )
-            try:
-                _, stderr = process.communicate(timeout=20)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.communicate()
-        assert process.returncode == 1, stderr
-        assert "worker_failed_to_start" in stderr
+
+LOG_BUFFER_SIZE = 10
+
+
+@pytest.fixture
+def logging_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """Two workers logging at info into buffers of LOG_BUFFER_SIZE entries, instance "gw-test"; (process, port)."""
+    port = free_port()
+    process = start_gateway_process(
+        tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2",
+        DBGATEWAY_LOG_BUFFER_SIZE=str(LOG_BUFFER_SIZE), DBGATEWAY_INSTANCE="gw-test",
+    )  # fmt: skip
+    try:
+        wait_until_listening(process, port)
+        # Both workers serving (each listens once its app, log socket included, is up), not just the first.
+        assert eventually(lambda: len(listening_inodes(port)) == 2, 10.0)
+        yield process, port
+    finally:
+        for pid in children(process.pid) if process.poll() is None else []:
+            os.kill(pid, signal.SIGCONT)  # a test may have stopped one
+        if process.poll() is None:
+            stop_process(process)
+
+
+def read_logs(port: int, timeout: float = 10, **params: str) -> list[dict[str, object]]:
+    """GET /Logs/ on a new connection, parsed into entries."""
+    query = "?" + urllib.parse.urlencode(params) if params else ""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/Logs/{query}", headers={"admin_token": ADMIN_TOKEN})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body = json.loads(response.read())
+    return [json.loads(line) for line in body[0]["logs"].split("\n") if line]
+
+
+class TestLogs:
+    def test_logs_merge_every_worker_in_time_order_whichever_answers(
+        self, logging_workers: tuple[subprocess.Popen[str], int]
+    ) -> None:
+        """Every /Logs/ answer holds entries of both workers, oldest first, each with pid and instance, bounded."""
+        process, port = logging_workers
+        workers = set(children(process.pid))
+        answers: list[list[dict[str, object]]] = []
+
+        def both_workers_in_every_answer() -> bool:
+            list_databases(port)
+            answers.append(read_logs(port, event="request"))
+            return len(answers) >= 6 and all({entry["pid"] for entry in answer} == workers for answer in answers[-6:])
+
+        assert eventually(both_workers_in_every_answer, 20.0), [{e["pid"] for e in answer} for answer in answers]
+        for answer in answers:
+            assert len(answer) <= LOG_BUFFER_SIZE
+            stamps = [str(entry["timestamp"]) for entry in answer]
+            assert stamps == sorted(stamps)
+            assert {entry["instance"] for entry in answer} == {"gw-test"}
+        assert len(read_logs(port, limit="3")) == 3
+        # Both buffers are full by now: the merged answer still holds at most one buffer's worth, the newest.
+        assert len(read_logs(port)) == LOG_BUFFER_SIZE
+
+    def test_a_worker_that_does_not_answer_is_named_and_the_rest_answered(
+        self, logging_workers: tuple[subprocess.Popen[str], int]
+    ) -> None:
+        """With one worker stopped, the other answers within seconds, naming the stopped one in logs_incomplete."""
+        process, port = logging_workers
+        stopped, running = children(process.pid)
+        os.kill(stopped, signal.SIGSTOP)
+        try:
+            answer: list[dict[str, object]] = []
+
+            def answered_by_the_running_worker() -> bool:
+                try:
+                    answer[:] = read_logs(port, timeout=5, level="warning")
+                except OSError:  # the kernel handed the connection to the stopped worker
+                    return False
+                return True
+
+            assert eventually(answered_by_the_running_worker, 30.0)
+        finally:
+            os.kill(stopped, signal.SIGCONT)
+        warnings = [entry for entry in answer if entry["event"] == "logs_incomplete"]
+        assert warnings and warnings[-1]["pid"] == running, answer
+        assert str(stopped) in warnings[-1]["missing_workers"]  # type: ignore[operator]
 
 
 class TestSetting:

@@ -10,7 +10,9 @@ text: ``ONLY`` goes before every relation written without it, and the legacy
 ``pub.items*`` spelling loses its ``*``. The rewritten text is parsed again and
 checked (every reference now ONLY, the same relations, functions and attribute
 names as before), so a mistake in the rewrite refuses the query instead of
-running something else. A child granted too is read by naming it.
+running something else. A child granted too is read by naming it. The result
+keeps the original query's fingerprint (the one the audit trail records), not
+the rewritten text's.
 
 Partitioned tables are the exception: ``ONLY`` on one returns no rows, and its
 partitions hold the table's own rows, so granting a partitioned table grants
@@ -31,6 +33,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
+import attrs
 from pglast import parser
 
 from drivers.postgres.select_walker import RangeVarSite
@@ -80,7 +83,8 @@ def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQ
         != (parsed.relations, parsed.functions, parsed.attribute_names)
     ):
         raise _check_failed()
-    return again
+    # The audit names the query the client sent: the rewrite's own fingerprint differs (ONLY is part of it).
+    return attrs.evolve(again, fingerprint=parsed.fingerprint)
 
 
 def _with_only(sql: str, sites: list[RangeVarSite]) -> str:

@@ -48,6 +48,9 @@ class ParsedQuery:
     """Last names of ``a.b`` / ``(expr).b`` references: PostgreSQL calls ``b(a)`` if ``a`` has no column ``b``."""
     range_vars: tuple[RangeVarSite, ...] = ()
     """Every schema-qualified relation reference, located in UTF-8 bytes of ``sql`` (for ``inheritance.py``)."""
+    fingerprint: str = ""
+    """pglast's fingerprint of the statement as sent: equal for queries that differ only in constants, spacing,
+    comments (``inheritance.py`` keeps it through the ONLY rewrite, so the audit names the query the client sent)."""
 
 
 @attrs.frozen
@@ -116,6 +119,7 @@ def _parsed(walker: SelectTreeWalker, text: str, start: int) -> ParsedQuery:
         functions=frozenset(walker.functions),
         attribute_names=frozenset(walker.attribute_names),
         range_vars=tuple(attrs.evolve(site, location=site.location - start) for site in walker.range_vars),
+        fingerprint=parser.fingerprint(text),
     )
 
 

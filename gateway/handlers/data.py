@@ -35,6 +35,7 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     query = inputs.require("query")
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
+    tally.query = query
     state = app[REGISTRY].state
     database = state.databases.get(database_name)
     if database is not None:
@@ -45,6 +46,7 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)
+    tally.checked = checked
     async with pool.run_query(checked) as result:
         head = b'[{"status":"success","columns":' + orjson.dumps(
             [{"name": c.name, "type": c.type_name} for c in result.columns]
@@ -81,8 +83,9 @@ async def _stream(
     # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
     await response.prepare(request)
     # A client that stops reading would hold the query's connection (a pool slot) for as long as it keeps
-    # the socket open; every write gets the statement time limit, as every statement does.
-    stall_limit = request.app[CONFIG].statement_timeout
+    # the socket open: every write gets client_stall_timeout, shorter than the statement time limit, so a
+    # few slow readers cannot keep a database's pool from everyone else.
+    stall_limit = request.app[CONFIG].client_stall_timeout
     first = head + b",".join(buffered)
     try:
         await _send(response, first, stall_limit)
@@ -100,6 +103,7 @@ async def _stream(
         request.app[LOGGER].error("getdata_failed_while_streaming", error=error.code, message=error.message)
         _cut_off(request)
     except _ClientStalled:
+        tally.stalled = True
         request.app[LOGGER].warning("getdata_client_stalled", seconds=stall_limit)
         if request.transport is not None:
             request.transport.abort()  # close() would wait for the client to take the buffered rest
@@ -107,7 +111,7 @@ async def _stream(
 
 
 class _ClientStalled(Exception):
-    """The client did not take a chunk of the answer within the statement time limit."""
+    """The client did not take a piece of the answer within ``client_stall_timeout``."""
 
 
 async def _send(response: web.StreamResponse, data: bytes | None, seconds: float) -> None:

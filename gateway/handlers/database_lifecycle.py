@@ -1,7 +1,7 @@
 """A registered database's later life: unregister (DELETE), refresh its catalog (POST), change its connection (PATCH).
 
-Each change is logged at info with the admin token's fingerprint and what it
-did. A change that needs the database (refresh, new connection data) talks to
+Each change writes one ``audit`` entry with the admin token's fingerprint and
+what it did (``gateway.audit``). A change that needs the database (refresh, new connection data) talks to
 it before anything is saved, so a failure leaves the registry as it was.
 """
 
@@ -12,13 +12,14 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from gateway.auth import require_admin, token_fingerprint
+from gateway.audit import AdminAction
+from gateway.auth import require_admin
 from gateway.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
 from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.registry.models import DatabaseRemoval
 from gateway.responses import success
@@ -39,12 +40,11 @@ async def unregister_database(request: web.Request) -> web.Response:
 
     removal = await app[REGISTRY].update(unregister)
     await app[POOLS].discard(local_name)
-    app[LOGGER].info(
-        "database_unregistered",
+    app[AUDITOR].admin_change(
+        AdminAction.DATABASE_UNREGISTERED,
         local_database_name=local_name,
         removed_tables=removal.tables,
         removed_grants=removal.grants,
-        admin_token_fingerprint=_admin_fingerprint(app),
     )
     return success(
         {"local_name": local_name, "removed_tables": removal.tables, "removed_grants": removal.grants}, as_array=True
@@ -66,13 +66,12 @@ async def refresh_database(request: web.Request) -> web.Response:
     async with app[POOLS].on_trial(record) as pool:
         catalog = await pool.read_catalog()
         changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
-    app[LOGGER].info(
-        "database_refreshed",
+    app[AUDITOR].admin_change(
+        AdminAction.DATABASE_REFRESHED,
         local_database_name=local_name,
         added=list(changes.added),
         removed=list(changes.removed),
         unchanged=changes.unchanged,
-        admin_token_fingerprint=_admin_fingerprint(app),
     )
     _warn_about_inheritance_children(app, local_name, catalog)
     return success(
@@ -106,11 +105,8 @@ async def update_database(request: web.Request) -> web.Response:
     async with app[POOLS].on_trial(record) as pool:
         await pool.check()
         await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
-    app[LOGGER].info(
-        "database_updated",
-        local_database_name=local_name,
-        changed_fields=_changed_fields(current, record),
-        admin_token_fingerprint=_admin_fingerprint(app),
+    app[AUDITOR].admin_change(
+        AdminAction.DATABASE_UPDATED, local_database_name=local_name, changed_fields=_changed_fields(current, record)
     )
     return success(database_data(record), as_array=True)
 
@@ -153,6 +149,3 @@ def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     names = {"host": "ip", "port": "port", "database": "database", "username": "username", "password": "password"}
     return sorted(name for field, name in names.items() if getattr(old, field) != getattr(new, field))
 
-
-def _admin_fingerprint(app: web.Application) -> str:
-    return token_fingerprint(app[REGISTRY].state.token_salt, app[ADMIN_TOKEN])

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gateway.audit import AdminAction
 from gateway.auth import (
     require_admin,
 )
 from gateway.errors import BadRequest, DatabaseExists
 from gateway.handlers.tables import answer_list
 from gateway.inputs import read_inputs
-from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, DRIVERS, POOLS, REDACTOR, REGISTRY
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.responses import success
 
@@ -41,8 +42,11 @@ async def add_database(request: web.Request) -> web.Response:
         await pool.check()
         catalog = await pool.read_catalog()
         await app[REGISTRY].update(lambda state: (state.with_database(record, catalog), None))
-    app[LOGGER].info(
-        "database_registered", local_database_name=record.local_name, base_type=record.base_type, tables=len(catalog)
+    app[AUDITOR].admin_change(
+        AdminAction.DATABASE_REGISTERED,
+        local_database_name=record.local_name,
+        base_type=record.base_type,
+        tables=len(catalog),
     )
     return success({"local_name": record.local_name}, as_array=True)
 

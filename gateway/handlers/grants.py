@@ -6,12 +6,13 @@ import asyncio
 
 from aiohttp import web
 
+from gateway.audit import AdminAction
 from gateway.auth import hash_user_token, require_admin, token_fingerprint
 from gateway.config import MAX_USER_TOKEN_LENGTH
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs, find_table, read_inputs, table_identification
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, LOGGER, POOLS, REGISTRY
 from gateway.registry import RegistryState, TableAddress, TableRecord
 from gateway.responses import success
 
@@ -35,10 +36,9 @@ async def grant_table_access(request: web.Request) -> web.Response:
 
     table, token_hash = await app[REGISTRY].update(grant)
     salt = app[REGISTRY].state.token_salt
-    app[LOGGER].info(
-        "table_access_granted",
+    app[AUDITOR].admin_change(
+        AdminAction.TABLE_ACCESS_GRANTED,
         local_table_name=table.local_name,
-        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
         granted_token_fingerprint=token_fingerprint(salt, user_token),
     )
     await _warn_about_inheritance_children(app, table, token_hash)
@@ -77,11 +77,10 @@ async def revoke_table_access(request: web.Request) -> web.Response:
         return new_state, (table, new_state is not state, state.token_salt)
 
     table, revoked, salt = await app[REGISTRY].update(revoke)
-    app[LOGGER].info(
-        "grant_revoked",
+    app[AUDITOR].admin_change(
+        AdminAction.GRANT_REVOKED,
         local_table_name=table.local_name,
         revoked=revoked,
-        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
         revoked_token_fingerprint=token_fingerprint(salt, user_token),
     )
     return success({"revoked": revoked}, as_array=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
+from gateway.audit import AdminAction
 from gateway.auth import (
     ADMIN_TOKEN_HEADERS,
     USER_TOKEN_HEADERS,
@@ -17,7 +18,7 @@ from gateway.auth import (
 )
 from gateway.errors import AccessDenied, BadRequest, TableNotFound, TokenRequired
 from gateway.inputs import find_table, read_inputs, table_identification
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, POOLS, REGISTRY
 from gateway.registry import RegistryState, TableAddress, TableRecord
 from gateway.responses import success
 
@@ -42,7 +43,9 @@ async def change_local_table_name(request: web.Request) -> web.Response:
         return state.with_table_renamed(table, new_name), table
 
     table = await app[REGISTRY].update(rename)
-    app[LOGGER].info("table_renamed", old_local_table_name=table.local_name, new_local_table_name=new_name)
+    app[AUDITOR].admin_change(
+        AdminAction.TABLE_RENAMED, old_local_table_name=table.local_name, new_local_table_name=new_name
+    )
     return success({"new_table_name": new_name}, as_array=True)
 
 

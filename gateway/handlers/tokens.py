@@ -7,8 +7,9 @@ import secrets
 
 from aiohttp import web
 
+from gateway.audit import AdminAction
 from gateway.auth import hash_user_token, require_admin, token_fingerprint
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, REGISTRY
 from gateway.registry import RegistryState
 from gateway.responses import success
 
@@ -28,9 +29,5 @@ async def mint_user_token(request: web.Request) -> web.Response:
         return state.with_minted_token(hash_user_token(state.token_salt, token)), state.token_salt
 
     salt = await app[REGISTRY].update(remember)
-    app[LOGGER].info(
-        "token_minted",
-        admin_token_fingerprint=token_fingerprint(salt, app[ADMIN_TOKEN]),
-        minted_token_fingerprint=token_fingerprint(salt, token),
-    )
+    app[AUDITOR].admin_change(AdminAction.TOKEN_MINTED, minted_token_fingerprint=token_fingerprint(salt, token))
     return success({"user_token": token}, as_array=True)
