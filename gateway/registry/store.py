@@ -75,7 +75,7 @@ class FileRegistryStore:
         """The current content, re-read first if another process replaced the file."""
         loaded = self._loaded
         if loaded is None:
-            raise RuntimeError("RegistryStore.open() was not called")
+            raise RuntimeError("FileRegistryStore.open() was not called")
         if self._file_signature() != loaded[1]:
             try:
                 loaded = self._reload()
