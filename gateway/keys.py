@@ -11,6 +11,7 @@ from gateway.logbook import LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import RegistryStore
+from gateway.token_queries import TokenQueryLimiter
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
@@ -20,4 +21,5 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
+TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
 # METRICS (GatewayMetrics) is imported above from gateway.metrics.

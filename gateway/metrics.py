@@ -39,6 +39,7 @@ from gateway.errors import (
     QueryRejected,
     QueryTimeout,
     RefusalReason,
+    TooManyQueries,
 )
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -71,6 +72,8 @@ class QueryOutcome(enum.StrEnum):
     """No connection in time, or the connection broke (503 database_unavailable)."""
     DENIED = "denied"
     """The token has no table granted in that database (403 access_denied)."""
+    LIMITED = "limited"
+    """The token ran its limit of queries on that database at once (429 too_many_queries)."""
 
 
 def query_outcome(error: BaseException | None) -> QueryOutcome | None:
@@ -85,6 +88,8 @@ def query_outcome(error: BaseException | None) -> QueryOutcome | None:
         return QueryOutcome.UNAVAILABLE
     if isinstance(error, AccessDenied):
         return QueryOutcome.DENIED
+    if isinstance(error, TooManyQueries):
+        return QueryOutcome.LIMITED
     if isinstance(error, Exception):  # QueryFailed, or something unexpected that becomes a 500
         return QueryOutcome.FAILED
     return None
@@ -186,7 +191,8 @@ class GatewayMetrics:
         )
         self.getdata_queries = Counter(
             "dbgateway_getdata_queries",
-            "GetData queries on a registered database, by outcome (ok, refused, failed, timeout, unavailable, denied).",
+            "GetData queries on a registered database, by outcome"
+            " (ok, refused, failed, timeout, unavailable, denied, limited).",
             ["database", "outcome"],
             registry=self.registry,
         )

@@ -619,8 +619,11 @@ class TestHoldingTheDatabase:
         self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """When a pool connection dies mid-query, a request waiting for the full pool is served at once."""
+        # token_query_limit=2: the second request must wait for the pool, not for its token's turn.
         client = await open_shop(
-            await make_gateway(statement_timeout=20, pool_min_size=1, pool_max_size=1, acquire_timeout=8),
+            await make_gateway(
+                statement_timeout=20, pool_min_size=1, pool_max_size=1, acquire_timeout=8, token_query_limit=2
+            ),
             shop_database,
         )
         slow = asyncio.ensure_future(get_data(client, SLOW_QUERY))

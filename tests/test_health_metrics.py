@@ -267,8 +267,11 @@ class TestGetDataMetrics:
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
         """With the only connection busy, the gauge says in_use 1, and the refused wait is counted as unavailable."""
+        # token_query_limit=2: the pool, not the per-token limit, must be what refuses the second query.
         client = await open_items(
-            await make_gateway(pool_min_size=1, pool_max_size=1, acquire_timeout=0.3, statement_timeout=1.5),
+            await make_gateway(
+                pool_min_size=1, pool_max_size=1, acquire_timeout=0.3, statement_timeout=1.5, token_query_limit=2
+            ),
             items_database,
         )
         slow = asyncio.ensure_future(get_data(client, SLOW_QUERY))

@@ -4,12 +4,16 @@ The driver checks the SQL against the token's grants and runs it; this handler
 streams the rows. A result that fits in ``SMALL_RESULT_BYTES`` is sent as one
 body with a length; a larger one is sent chunked while it is still being
 fetched, so memory stays bounded whatever the result size.
+
+A token runs at most ``token_query_limit`` queries on one database at once
+(``gateway.token_queries``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 import orjson
 from aiohttp import HttpVersion11, web
@@ -18,7 +22,7 @@ from gateway.auth import hash_user_token, require_user_token
 from gateway.driver_protocol import QueryResult
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
-from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
 from gateway.responses import GETDATA_CONTENT_TYPE
 
@@ -38,12 +42,21 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     state = app[REGISTRY].state
     database = state.database(database_name)
     tally.database = database_name
-    granted = state.granted_refs(hash_user_token(state.token_salt, token), database_name)
+    token_hash = hash_user_token(state.token_salt, token)
+    granted = state.granted_refs(token_hash, database_name)
     if not granted:
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)
-    async with pool.run_query(checked) as result:
+    async with app[TOKEN_QUERIES].turn(token_hash, database_name):
+        return await _answer(request, pool.run_query(checked), tally)
+
+
+async def _answer(
+    request: web.Request, running: AbstractAsyncContextManager[QueryResult], tally: GetDataTally
+) -> web.StreamResponse:
+    """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
+    async with running as result:
         head = b'[{"status":"success","columns":' + orjson.dumps(
             [{"name": c.name, "type": c.type_name} for c in result.columns]
         ) + b',"data":['
