@@ -151,6 +151,12 @@ class _PoolCollector(Collector):
             "Connections each database's pool opens at most.",
             labels=["database"],
         )
+        runaways = GaugeMetricFamily(
+            "dbgateway_runaway_backends",
+            "Backends of each database still running after the gateway discarded their connection"
+            " (the statement ignored the cancel); each counts against the pool's maximum.",
+            labels=["database"],
+        )
         waits = HistogramMetricFamily(
             "dbgateway_pool_acquire_wait_seconds",
             "Time spent waiting to take a connection from a database's pool (every attempt, also failed ones).",
@@ -161,11 +167,13 @@ class _PoolCollector(Collector):
             connections.add_metric([database, "in_use"], stats.in_use)
             connections.add_metric([database, "idle"], stats.idle)
             max_connections.add_metric([database], stats.max_size)
+            runaways.add_metric([database], stats.runaway)
             tally = stats.acquire_waits
             buckets = [*zip(bounds, tally.bucket_counts), ("+Inf", tally.count)]
             waits.add_metric([database], buckets, tally.sum_seconds)
         yield connections
         yield max_connections
+        yield runaways
         yield waits
 
 

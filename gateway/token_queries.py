@@ -3,9 +3,11 @@
 A pool serves every token of its database. Without a limit, one token could
 take all ``pool_max_size`` connections with slow queries and every other token
 would wait for them. A query counts from before the driver is asked for a
-connection until its answer is sent (a streamed answer: until its last chunk).
-A query past the limit waits for its token's turn, in arrival order, up to
-``acquire_timeout``, then answers 429 ``too_many_queries``.
+connection until its answer is sent (a streamed answer: until its last chunk),
+and on after that for as long as the driver reports that the query's work
+still runs in the database (``driver_protocol.query_lingers``: a backend that
+ignored the cancel). A query past the limit waits for its token's turn, in
+arrival order, up to ``acquire_timeout``, then answers 429 ``too_many_queries``.
 
 Only pairs with a query running or waiting are kept: memory grows with the
 requests in flight, not with the tokens ever seen.
@@ -18,6 +20,7 @@ import collections
 import contextlib
 from collections.abc import AsyncIterator
 
+from gateway.driver_protocol import lingering_reported_to
 from gateway.errors import TooManyQueries
 
 QueryKey = tuple[str, str]
@@ -48,7 +51,8 @@ class TokenQueryLimiter:
         key = (token_hash, database)
         await self._take(key)
         try:
-            yield
+            with lingering_reported_to(lambda gone: self._count_until(key, gone)):
+                yield
         finally:
             self._give_back(key)
 
@@ -79,6 +83,11 @@ class TokenQueryLimiter:
         turn.cancel()
         queue.turns.remove(turn)
         self._drop_if_idle(key, queue)
+
+    def _count_until(self, key: QueryKey, gone: asyncio.Future[None]) -> None:
+        # The block that reported it may end first: the pair's queue must then exist again.
+        self._queues.setdefault(key, _Queue()).running += 1
+        gone.add_done_callback(lambda _: self._give_back(key))
 
     def _give_back(self, key: QueryKey) -> None:
         queue = self._queues[key]

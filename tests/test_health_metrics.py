@@ -49,6 +49,7 @@ GATEWAY_FAMILIES = {
     "dbgateway_pool_connections",
     "dbgateway_pool_max_connections",
     "dbgateway_pool_acquire_wait_seconds",
+    "dbgateway_runaway_backends",
 }
 """Every metric family the gateway exposes, present (perhaps without samples) from the first scrape."""
 

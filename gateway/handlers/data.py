@@ -6,7 +6,8 @@ body with a length; a larger one is sent chunked while it is still being
 fetched, so memory stays bounded whatever the result size.
 
 A token runs at most ``token_query_limit`` queries on one database at once
-(``gateway.token_queries``).
+(``gateway.token_queries``); the driver's log lines of a query carry the
+token's fingerprint, so an operator can tell whose query a warning is about.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
 import orjson
+import structlog
 from aiohttp import HttpVersion11, web
 
-from gateway.auth import hash_user_token, require_user_token
+from gateway.auth import hash_user_token, require_user_token, token_fingerprint
 from gateway.driver_protocol import QueryResult
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
@@ -48,8 +50,9 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)
-    async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-        return await _answer(request, pool.run_query(checked), tally)
+    with structlog.contextvars.bound_contextvars(user_token_fingerprint=token_fingerprint(state.token_salt, token)):
+        async with app[TOKEN_QUERIES].turn(token_hash, database_name):
+            return await _answer(request, pool.run_query(checked), tally)
 
 
 async def _answer(
