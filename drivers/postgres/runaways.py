@@ -115,7 +115,7 @@ class RunawayBackends:
                     if connection is None or connection.closed:
                         connection = await self._connect()
                     await self._terminate_new(connection)
-                    still_running = await self._still_running(connection)
+                    gone = await self._gone(connection)
                 except (psycopg2.Error, OSError, asyncio.TimeoutError) as error:
                     if not failing:
                         self._logger.warning("runaway_watch_failed", reason=first_line(error), runaways=self.count)
@@ -125,7 +125,7 @@ class RunawayBackends:
                         connection = None
                 else:
                     failing = False
-                    for runaway in [r for r in self._running.values() if r.pid not in still_running]:
+                    for runaway in gone:
                         self._forget(runaway)
                         self._logger.info(
                             "runaway_backend_ended",
@@ -150,12 +150,17 @@ class RunawayBackends:
                 self._logger.warning("runaway_backend_not_terminated", pid=runaway.pid, reason=first_line(error))
             runaway.signalled = True
 
-    async def _still_running(self, connection: aiopg.Connection) -> set[int]:
+    async def _gone(self, connection: aiopg.Connection) -> list[Runaway]:
+        """The runaways the server no longer lists; only those asked about (more may come in meanwhile)."""
+        asked = list(self._running.values())
         async with connection.cursor() as cursor:
-            await cursor.execute(STILL_RUNNING_SQL, (list(self._running),))
-            return {int(row[0]) for row in await cursor.fetchall()}
+            await cursor.execute(STILL_RUNNING_SQL, ([runaway.pid for runaway in asked],))
+            still_running = {int(row[0]) for row in await cursor.fetchall()}
+        return [runaway for runaway in asked if runaway.pid not in still_running]
 
     def _forget(self, runaway: Runaway) -> None:
+        if self._running.get(runaway.pid) is not runaway:
+            return
         del self._running[runaway.pid]
         self.slots.runaway_ended()
         if not runaway.ended.done():
