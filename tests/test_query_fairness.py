@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.config import ConfigError, structure_config
 from support import (
+    admin_headers,
     connect,
     database_from,
     error_of,
@@ -113,7 +114,7 @@ async def wait_until(condition: Callable[[], Awaitable[bool]], seconds: float, w
 
 async def metric(client: TestClient, name: str, **labels: str) -> float:
     """The sample ``name`` of the "fair" database (and ``labels``) in a /metrics scrape."""
-    response = await client.get("/metrics")
+    response = await client.get("/metrics", headers=admin_headers())
     assert response.status == 200
     wanted = {"database": LOCAL_DATABASE, **labels}
     for family in text_string_to_metric_families(await response.text()):
