@@ -275,6 +275,8 @@ class TestGetDataMetrics:
             ),
             items_database,
         )
+        # The first query also reads the function allowlist through the pool: then in_use 1 below is the slow query.
+        assert (await get_data(client, "select id from public.items")).status == 200
         slow = asyncio.ensure_future(get_data(client, SLOW_QUERY))
         try:
             busy = await _wait_for_in_use(client, "items", 1)
