@@ -198,7 +198,7 @@ class TestRunawayBackends:
         assert state == "active"
         (warning,) = await events(client, "runaway_backend")
         assert warning["level"] == "warning"
-        assert (warning["pid"], warning["database"]) == (pid, LOCAL_DATABASE)
+        assert (warning["backend_pid"], warning["database"]) == (pid, LOCAL_DATABASE)
         (timed_out,) = [entry for entry in await events(client, "request") if entry["status"] == 504]
         assert warning["user_token_fingerprint"] == timed_out["user_token_fingerprint"], "whose query it was"
         assert await runaway_gauge(client) == 1
@@ -216,7 +216,7 @@ class TestRunawayBackends:
 
         await wait_for_runaways_to_end(client, items_database, 1)
         (ended,) = await events(client, "runaway_backend_ended")
-        assert ended["pid"] == pid and ended["seconds"] > 0
+        assert ended["backend_pid"] == pid and ended["seconds"] > 0
         assert (await status_of(client, A, QUICK_QUERY))[0] == 200
         await wait_until(
             lambda: asyncio.to_thread(lambda: not backends(items_database, application="dbgateway-watcher")),

@@ -86,7 +86,7 @@ class RunawayBackends:
         self.slots.runaway_started()
         self._logger.warning(
             "runaway_backend",
-            pid=pid,
+            backend_pid=pid,
             reason=reason,
             runaways=len(self._running),
             hint="the statement ignored the cancel; it holds a pool slot until it ends (see pg_stat_activity)",
@@ -129,7 +129,7 @@ class RunawayBackends:
                         self._forget(runaway)
                         self._logger.info(
                             "runaway_backend_ended",
-                            pid=runaway.pid,
+                            backend_pid=runaway.pid,
                             seconds=round(asyncio.get_running_loop().time() - runaway.discarded_at, 1),
                         )
                 if self._running:
@@ -147,7 +147,7 @@ class RunawayBackends:
             except psycopg2.OperationalError:
                 raise
             except psycopg2.Error as error:  # e.g. a role that may not signal that backend
-                self._logger.warning("runaway_backend_not_terminated", pid=runaway.pid, reason=first_line(error))
+                self._logger.warning("runaway_backend_not_terminated", backend_pid=runaway.pid, reason=first_line(error))
             runaway.signalled = True
 
     async def _gone(self, connection: aiopg.Connection) -> list[Runaway]:
