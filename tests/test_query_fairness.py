@@ -50,7 +50,11 @@ RUNAWAY_QUERY = (
 """Distance between two polygons of 3300 points: 6-8 s here, comparing edge pairs without one interrupt check."""
 
 ALLOW_POLY_DISTANCE = {"postgres": {"allow_functions": ["poly_distance"]}}
-"""How an operator re-enables poly_distance should the SQL guard refuse it by default."""
+"""An operator taking poly_distance back from the guard, which refuses it outright (PostgreSQL cannot interrupt it).
+
+With it RUNAWAY_QUERY passes every other rule of the guard: the runaways below are queries the guard let
+through on the operator's word, the case the pool's slots and the token's limit are there for.
+"""
 
 SLOW_QUERY = "SELECT count(*) AS n FROM public.items, generate_series(1, 1000000000) AS g"
 """Runs for minutes, but stops at once when cancelled: the statement time limit ends it."""
@@ -177,6 +181,21 @@ async def _none_running(database: str) -> bool:
 
 
 class TestRunawayBackends:
+    async def test_the_runaway_query_passes_the_guard_only_with_the_operators_allow_functions(
+        self, make_gateway: GatewayFactory, items_database: str
+    ) -> None:
+        """By default the guard refuses RUNAWAY_QUERY before it runs; allow_functions lets it through, with a warning."""
+        guarded = await open_fair(make_gateway, items_database)
+        status, body = await status_of(guarded, A, RUNAWAY_QUERY)
+        assert (status, body and body["error"]) == (400, "query_rejected")
+        assert 'function "poly_distance" is not allowed' in body["message"]
+        assert not backends(items_database, running="poly_distance")
+
+        allowed = await make_gateway(drivers=ALLOW_POLY_DISTANCE)
+        (warning,) = await events(allowed, "allow_functions_overrides_denial")
+        assert (warning["level"], warning["function"]) == ("warning", "poly_distance")
+        assert "cannot interrupt" in warning["reason"]
+
     async def test_a_runaway_backend_counts_against_the_pool_until_it_ends(
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
@@ -291,7 +310,7 @@ class TestTokenQueryLimit:
     async def test_a_token_past_its_limit_gets_429_while_another_token_is_served(
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
-        """pool_max_size=4: token A's third query waits acquire_timeout and gets 429; token B is served meanwhile."""
+        """pool_max_size=4: token A's third query waits acquire_timeout and gets 429, counted and audited; B is served."""
         client = await open_fair(make_gateway, items_database, pool_max_size=4, statement_timeout=3, acquire_timeout=1)
         slow = await start_slow_queries(client, items_database, A, 2)
         refused, served = await asyncio.gather(status_of(client, A, QUICK_QUERY), status_of(client, B, QUICK_QUERY))
@@ -301,6 +320,12 @@ class TestTokenQueryLimit:
         assert body["error"] == "too_many_queries"
         assert "this token already runs 2 queries on database 'fair'" in body["message"]
         assert await metric(client, "dbgateway_getdata_queries_total", outcome="limited") == 1
+        (audited,) = [e for e in await read_logs(client, event="audit") if e["action"] == "get_data" and e["status"] == 429]
+        assert (audited["error"], audited["outcome"]) == ("too_many_queries", "error")
+        assert (audited["local_database_name"], audited["tables"]) == (LOCAL_DATABASE, [TABLE])
+        assert (audited["query"], audited["rows"], audited["bytes"]) == (QUICK_QUERY, 0, 0)
+        (refused_line,) = [entry for entry in await events(client, "request") if entry["status"] == 429]
+        assert audited["user_token_fingerprint"] == refused_line["user_token_fingerprint"], "whose query it was"
         assert not any(task.done() for task in slow), "the slow queries must outlast the wait"
         assert [status for status, _ in await asyncio.gather(*slow)] == [504, 504]
 
