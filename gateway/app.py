@@ -15,13 +15,25 @@ from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
 from gateway.handlers import data, database_lifecycle, databases, grants, health, logs, openapi, tables, tokens
-from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, LOG_RING, LOGGER, METRICS, POOLS, REDACTOR, REGISTRY
+from gateway.keys import (
+    ADMIN_TOKEN,
+    CONFIG,
+    DRIVERS,
+    LOG_RING,
+    LOGGER,
+    METRICS,
+    POOLS,
+    REDACTOR,
+    REGISTRY,
+    TOKEN_QUERIES,
+)
 from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware
 from gateway.pools import DatabasePools
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
+from gateway.token_queries import TokenQueryLimiter
 
 # (method, path, handler); every path is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
@@ -119,6 +131,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[REGISTRY] = store
     app[DRIVERS] = drivers
     app[POOLS] = DatabasePools(drivers, limits, logger)
+    app[TOKEN_QUERIES] = TokenQueryLimiter(config.queries_per_token, config.acquire_timeout)
     app[METRICS] = GatewayMetrics(app[POOLS].stats)
     app[LOGGER] = logger
     app[LOG_RING] = ring

@@ -95,6 +95,8 @@ class GatewayConfig:
     """Connections a database pool keeps open once used."""
     pool_max_size: int = attrs.field(default=10, validator=_positive)
     """Connections a database pool opens at most."""
+    token_query_limit: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    """GetData queries one token may run on one database at once; 0: half of ``pool_max_size``, at least 1."""
     fetch_batch_size: int = attrs.field(default=5000, validator=_positive)
     """Rows fetched per round trip while a GetData result streams."""
     log_buffer_size: int = attrs.field(default=10_000, validator=_positive)
@@ -128,6 +130,11 @@ class GatewayConfig:
         if self.registry_url is not None:
             return RegistryLocation.parse(self.registry_url)
         return RegistryLocation.file(self.registry_file or self.data_dir / "registry.json")
+
+    @property
+    def queries_per_token(self) -> int:
+        """``token_query_limit``, or its default when 0: half of ``pool_max_size``, at least 1."""
+        return self.token_query_limit or max(1, self.pool_max_size // 2)
 
     @property
     def registry_path(self) -> Path:

@@ -9,14 +9,22 @@ Errors a driver raises are the ones in ``gateway.errors``:
 ``DatabaseUnavailable`` (cannot connect, no free connection), ``QueryRejected``
 (the SQL is not allowed), ``QueryFailed`` (the database refused it) and
 ``QueryTimeout``. Anything else becomes a 500 and is logged.
+
+A driver whose query goes on working in the database after the query's
+context ended (a backend that ignored the cancel) calls ``query_lingers`` with
+a future that is done when that work is gone; the gateway keeps counting the
+query against its token's limit until then (``gateway.token_queries``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import contextlib
+import contextvars
 import enum
 import itertools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -90,6 +98,8 @@ class PoolStats:
     """Connections the pool opens at most."""
     acquire_waits: AcquireWaits = AcquireWaits()
     """Every acquire attempt since the pool opened; starts again from zero for a new pool."""
+    runaway: int = 0
+    """Backends of earlier queries still running after their connection was discarded; each counts against ``max_size``."""
 
 
 class AcquireWaitTally:
@@ -114,6 +124,34 @@ class AcquireWaitTally:
             sum_seconds=self._sum_seconds,
             bucket_counts=tuple(itertools.accumulate(self._per_bucket)),
         )
+
+
+LingeringSink = Callable[["asyncio.Future[None]"], None]
+"""Receives the futures ``query_lingers`` reports for the queries of one request."""
+
+_lingering_sink: contextvars.ContextVar[LingeringSink | None] = contextvars.ContextVar("lingering_sink", default=None)
+
+
+def query_lingers(gone: asyncio.Future[None]) -> None:
+    """Report that the current query's work goes on in the database until ``gone`` is done.
+
+    Drivers call this from the query's task (or a task it started), e.g. when a
+    backend ignored the cancel and its connection was discarded. Outside a
+    request that collects such reports it does nothing.
+    """
+    sink = _lingering_sink.get()
+    if sink is not None:
+        sink(gone)
+
+
+@contextlib.contextmanager
+def lingering_reported_to(sink: LingeringSink) -> Iterator[None]:
+    """Within the block (and tasks started in it), ``query_lingers`` hands its futures to ``sink``."""
+    reset = _lingering_sink.set(sink)
+    try:
+        yield
+    finally:
+        _lingering_sink.reset(reset)
 
 
 class TableKind(enum.Enum):

@@ -148,6 +148,13 @@ class PayloadTooLarge(GatewayError):
     code = "payload_too_large"
 
 
+class TooManyQueries(GatewayError):
+    """The token already runs as many GetData queries on that database as one token may at once."""
+
+    status = 429
+    code = "too_many_queries"
+
+
 class DatabaseUnavailable(GatewayError):
     """The database cannot be reached, refuses the credentials, or has no free connection.
 

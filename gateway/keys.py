@@ -14,6 +14,7 @@ from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics:
 from gateway.pools import DatabasePools
 from gateway.registry import Registry
 from gateway.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
+from gateway.token_queries import TokenQueryLimiter
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)
@@ -23,4 +24,5 @@ POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
+TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
 # AUDITOR, LOG_SIBLINGS, METRICS and REQUEST_TASKS are imported above, each from beside its class.

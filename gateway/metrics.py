@@ -41,6 +41,7 @@ from gateway.errors import (
     QueryRejected,
     QueryTimeout,
     RefusalReason,
+    TooManyQueries,
 )
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -73,6 +74,8 @@ class QueryOutcome(enum.StrEnum):
     """No connection in time, or the connection broke (503 database_unavailable)."""
     DENIED = "denied"
     """The token has no table granted in that database (403 access_denied)."""
+    LIMITED = "limited"
+    """The token ran its limit of queries on that database at once (429 too_many_queries)."""
 
 
 def query_outcome(error: BaseException | None) -> QueryOutcome | None:
@@ -87,6 +90,8 @@ def query_outcome(error: BaseException | None) -> QueryOutcome | None:
         return QueryOutcome.UNAVAILABLE
     if isinstance(error, AccessDenied):
         return QueryOutcome.DENIED
+    if isinstance(error, TooManyQueries):
+        return QueryOutcome.LIMITED
     if isinstance(error, Exception):  # QueryFailed, or something unexpected that becomes a 500
         return QueryOutcome.FAILED
     return None
@@ -154,6 +159,12 @@ class _PoolCollector(Collector):
             "Connections each database's pool opens at most.",
             labels=["database"],
         )
+        runaways = GaugeMetricFamily(
+            "dbgateway_runaway_backends",
+            "Backends of each database still running after the gateway discarded their connection"
+            " (the statement ignored the cancel); each counts against the pool's maximum.",
+            labels=["database"],
+        )
         waits = HistogramMetricFamily(
             "dbgateway_pool_acquire_wait_seconds",
             "Time spent waiting to take a connection from a database's pool (every attempt, also failed ones).",
@@ -164,11 +175,13 @@ class _PoolCollector(Collector):
             connections.add_metric([database, "in_use"], stats.in_use)
             connections.add_metric([database, "idle"], stats.idle)
             max_connections.add_metric([database], stats.max_size)
+            runaways.add_metric([database], stats.runaway)
             tally = stats.acquire_waits
             buckets = [*zip(bounds, tally.bucket_counts), ("+Inf", tally.count)]
             waits.add_metric([database], buckets, tally.sum_seconds)
         yield connections
         yield max_connections
+        yield runaways
         yield waits
 
 
@@ -194,7 +207,8 @@ class GatewayMetrics:
         )
         self.getdata_queries = Counter(
             "dbgateway_getdata_queries",
-            "GetData queries on a registered database, by outcome (ok, refused, failed, timeout, unavailable, denied).",
+            "GetData queries on a registered database, by outcome"
+            " (ok, refused, failed, timeout, unavailable, denied, limited).",
             ["database", "outcome"],
             registry=self.registry,
         )

@@ -249,7 +249,9 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "Run one read-only SELECT over granted tables" + (" (for queries too long for a URL)" if method == "post" else ""),
         description="Inputs from the query string or the JSON body. The result streams as "
         "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated. "
-        "A database that is not registered is 403 access_denied, worded as for one without a granted table.",
+        "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
+        "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
+        "`acquire_timeout`, then answers 429 `too_many_queries`.",
         security=USER_SECURITY,
         parameters=["local_database_name", "query"],
         body="QueryFields",
@@ -262,6 +264,7 @@ def get_data_operation(method: str) -> dict[str, Any]:
             401: ["token_required"],
             403: DENIED,
             413: ["payload_too_large"],
+            429: ["too_many_queries"],
             503: ["database_unavailable"],
             504: ["query_timeout"],
         },

@@ -208,11 +208,13 @@ def busy_gateway_backends(database: str) -> list[tuple[Any, ...]]:
     )
 
 
-async def wait_for_backends(database: str, state: str, count: int, timeout: float = 5.0) -> list[tuple[Any, ...]]:
-    """Poll until ``count`` gateway sessions on ``database`` are in ``state``; return them."""
+async def wait_for_backends(
+    database: str, state: str, count: int, timeout: float = 5.0, running: str = ""
+) -> list[tuple[Any, ...]]:
+    """Poll until ``count`` gateway sessions on ``database`` are in ``state`` (with ``running`` in the query); return them."""
     deadline = time.monotonic() + timeout
     while True:
-        rows = [row for row in busy_gateway_backends(database) if row[1] == state]
+        rows = [row for row in busy_gateway_backends(database) if row[1] == state and running in row[2]]
         if len(rows) >= count or time.monotonic() > deadline:
             assert len(rows) >= count, rows
             return rows
@@ -612,12 +614,16 @@ class TestHoldingTheDatabase:
         self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """When a pool connection dies mid-query, a request waiting for the full pool is served at once."""
+        # token_query_limit=2: the second request must wait for the pool, not for its token's turn.
         client = await open_shop(
-            await make_gateway(statement_timeout=20, pool_min_size=1, pool_max_size=1, acquire_timeout=8),
+            await make_gateway(
+                statement_timeout=20, pool_min_size=1, pool_max_size=1, acquire_timeout=8, token_query_limit=2
+            ),
             shop_database,
         )
         slow = asyncio.ensure_future(get_data(client, SLOW_QUERY))
-        running = await wait_for_backends(shop_database, "active", 1)
+        # The query itself, not the allowlist read before it: the pool hands its connection on in arrival order.
+        running = await wait_for_backends(shop_database, "active", 1, running="generate_series")
         waiting = asyncio.ensure_future(query_result(client, "select count(*) as n from sales.orders"))
         await asyncio.sleep(0.3)  # the second request is now waiting for the pool's only connection
         assert not waiting.done()

@@ -49,6 +49,7 @@ GATEWAY_FAMILIES = {
     "dbgateway_pool_connections",
     "dbgateway_pool_max_connections",
     "dbgateway_pool_acquire_wait_seconds",
+    "dbgateway_runaway_backends",
 }
 """Every metric family the gateway exposes, present (perhaps without samples) from the first scrape."""
 
@@ -276,10 +277,15 @@ class TestGetDataMetrics:
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
         """With the only connection busy, the gauge says in_use 1, and the refused wait is counted as unavailable."""
+        # token_query_limit=2: the pool, not the per-token limit, must be what refuses the second query.
         client = await open_items(
-            await make_gateway(pool_min_size=1, pool_max_size=1, acquire_timeout=0.3, statement_timeout=1.5),
+            await make_gateway(
+                pool_min_size=1, pool_max_size=1, acquire_timeout=0.3, statement_timeout=1.5, token_query_limit=2
+            ),
             items_database,
         )
+        # The first query also reads the function allowlist through the pool: then in_use 1 below is the slow query.
+        assert (await get_data(client, "select id from public.items")).status == 200
         slow = asyncio.ensure_future(get_data(client, SLOW_QUERY))
         try:
             busy = await _wait_for_in_use(client, "items", 1)

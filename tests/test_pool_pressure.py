@@ -99,7 +99,10 @@ class TestAcquireTimeLimit:
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
         """With the only connection busy, GetData answers 503 database_unavailable after about acquire_timeout."""
-        client = await make_gateway(pool_min_size=0, pool_max_size=1, acquire_timeout=1, statement_timeout=4)
+        # Two queries of one token at once: the pool, not the per-token limit, must be what refuses.
+        client = await make_gateway(
+            pool_min_size=0, pool_max_size=1, acquire_timeout=1, statement_timeout=4, token_query_limit=2
+        )
         await open_items(client, items_database)
         holder = asyncio.create_task(get_data(client, SLOW_QUERY))
         try:

@@ -1,9 +1,11 @@
-"""Taking connections from an aiopg pool and giving them back: time limit, wake-ups, dead connections.
+"""Taking connections from an aiopg pool and giving them back: time limit, wake-ups, dead connections, slots.
 
-aiopg's pool has three gaps the query runner needs closed: ``acquire`` has no
+aiopg's pool has four gaps the query runner needs closed: ``acquire`` has no
 time limit of its own that keeps the connection when the caller gives up,
-``release`` of a closed connection wakes nobody, and a connection the server
-ended while it sat idle is handed out as if it were alive.
+``release`` of a closed connection wakes nobody, a connection the server
+ended while it sat idle is handed out as if it were alive, and a discarded
+connection whose backend still runs no longer counts against ``maxsize``
+(``BackendSlots`` counts it).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import aiopg
 import psycopg2
 
+from drivers.postgres.backend_slots import BackendSlots
 from gateway.driver_protocol import AcquireWaitTally
 from gateway.errors import DatabaseUnavailable
 
@@ -32,8 +35,8 @@ async def _take_connection(pool: aiopg.Pool) -> aiopg.Connection:
     return await pool.acquire()
 
 
-def release_connection(pool: aiopg.Pool, connection: aiopg.Connection) -> None:
-    """Give ``connection`` back to ``pool``, waking a request that waits for one if it was closed.
+def release_connection(pool: aiopg.Pool, connection: aiopg.Connection, slots: BackendSlots | None = None) -> None:
+    """Give ``connection`` back to ``pool`` and its slot to ``slots``, waking a request that waits for one.
 
     aiopg's ``Pool.release`` wakes waiting ``acquire`` calls only for a connection
     it keeps; after a closed one they sleep until their time limit (503), although
@@ -43,6 +46,8 @@ def release_connection(pool: aiopg.Pool, connection: aiopg.Connection) -> None:
     pool.release(connection)
     if closed:
         asyncio.ensure_future(pool._wakeup())  # noqa: SLF001 - aiopg has no public way to wake its waiters
+    if slots is not None:
+        slots.give_back()
 
 
 def _give_back_when_acquired(pool: aiopg.Pool, task: asyncio.Future[aiopg.Connection]) -> None:
@@ -57,22 +62,43 @@ def _give_back_when_acquired(pool: aiopg.Pool, task: asyncio.Future[aiopg.Connec
 
 
 async def acquire_connection(
-    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None = None
+    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None = None, slots: BackendSlots | None = None
 ) -> aiopg.Connection:
-    """A connection from ``pool`` within ``timeout`` seconds, else ``DatabaseUnavailable`` (503).
+    """A connection from ``pool`` (and a slot of ``slots``) within ``timeout`` seconds, else ``DatabaseUnavailable``.
 
-    The wait is recorded in ``waits``, if given, however the attempt ends.
+    The wait, for the slot and the connection, is recorded in ``waits``, if
+    given, however the attempt ends. ``release_connection`` gives both back.
     """
     started = time.perf_counter()
-    task = asyncio.ensure_future(_take_connection(pool))
     try:
-        done, _ = await asyncio.wait((task,), timeout=timeout)
-    except asyncio.CancelledError:
-        _give_back_when_acquired(pool, task)
-        raise
+        if slots is None:
+            return await _connection_within(pool, timeout, timeout)
+        await slots.take(timeout)
+        try:
+            _keep_runaway_slots_free(pool, slots)
+            return await _connection_within(pool, timeout - (time.perf_counter() - started), timeout)
+        except BaseException:
+            slots.give_back()
+            raise
     finally:
         if waits is not None:
             waits.record(time.perf_counter() - started)
+
+
+def _keep_runaway_slots_free(pool: aiopg.Pool, slots: BackendSlots) -> None:
+    # aiopg tops its pool up to minsize on every acquire, whether the caller needs a new connection
+    # or not; with runaways holding slots that could open more backends than pool_max_size.
+    pool._minsize = slots.kept_open  # noqa: SLF001 - aiopg has no public way to lower minsize
+
+
+async def _connection_within(pool: aiopg.Pool, seconds: float, timeout: float) -> aiopg.Connection:
+    """A connection from aiopg within ``seconds``, what is left of the request's ``timeout``."""
+    task = asyncio.ensure_future(_take_connection(pool))
+    try:
+        done, _ = await asyncio.wait((task,), timeout=max(0.0, seconds))
+    except asyncio.CancelledError:
+        _give_back_when_acquired(pool, task)
+        raise
     if not done:
         busy = pool.freesize == 0 and pool.maxsize is not None and pool.size >= pool.maxsize
         _give_back_when_acquired(pool, task)
@@ -107,7 +133,7 @@ def ended_by_server(connection: aiopg.Connection) -> bool:
 
 
 async def acquire_live_connection(
-    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None, logger: Any
+    pool: aiopg.Pool, timeout: float, waits: AcquireWaitTally | None, logger: Any, slots: BackendSlots | None = None
 ) -> aiopg.Connection:
     """``acquire_connection``, passing over connections the server has ended since they were last used.
 
@@ -117,10 +143,10 @@ async def acquire_live_connection(
     session while it ran) is not retried: it may have run, and it gets a 503.
     """
     for _ in range((pool.maxsize or 0) + 1):
-        connection = await acquire_connection(pool, timeout, waits)
+        connection = await acquire_connection(pool, timeout, waits, slots)
         if not ended_by_server(connection):
             return connection
         logger.info("postgres_connection_replaced", reason="the server ended it while it was idle in the pool")
         connection.close()
-        release_connection(pool, connection)
-    return await acquire_connection(pool, timeout, waits)
+        release_connection(pool, connection, slots)
+    return await acquire_connection(pool, timeout, waits, slots)

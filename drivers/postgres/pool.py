@@ -5,6 +5,12 @@ in libpq's ``options`` so they cost no round trip: read-only transactions by
 default, the statement time limit, a ``search_path`` of ``pg_catalog`` only
 (an unqualified name can never reach a user schema), UTC, ISO dates and ISO
 8601 intervals, and full float precision.
+
+A request takes one of ``pool_max_size`` slots (``BackendSlots``) before it
+takes a connection; a backend that runs on after its connection was discarded
+keeps its slot until it is gone (``RunawayBackends``), so the database never
+sees more than ``pool_max_size`` backends of one pool, plus, while runaways
+exist, the watcher's one connection.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import attrs
 import psycopg2
 import structlog
 
+from drivers.postgres.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.function_policy import is_denied_builtin
@@ -27,6 +34,7 @@ from drivers.postgres.connections import acquire_live_connection, release_connec
 from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL, read_as_only
 from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
+from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
 from drivers.postgres.sql_guard import ParsedQuery, check_query
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import (
@@ -101,6 +109,9 @@ class PostgresPool:
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
         self._multi_batch_queries = MultiBatchQueries()
+        self._runaways = RunawayBackends(
+            BackendSlots(limits.max_size, limits.min_size), self._open_watcher_connection, logger
+        )
 
     async def _aiopg_pool(self) -> aiopg.Pool:
         if self._pool is not None:
@@ -110,26 +121,32 @@ class PostgresPool:
                 self._pool = await self._create_pool()
         return self._pool
 
-    async def _create_pool(self) -> aiopg.Pool:
+    def _connection_arguments(self, application_name: str) -> dict[str, Any]:
         connection, limits = self._connection, self._limits
+        return {
+            "host": connection.host,
+            "port": connection.port,
+            "dbname": connection.database,
+            "user": connection.username,
+            "password": connection.password,
+            "options": session_options(limits),
+            "application_name": application_name,
+            "connect_timeout": max(1, math.ceil(limits.acquire_timeout)),
+            "enable_json": False,
+            "enable_hstore": False,
+            "enable_uuid": False,
+        }
+
+    async def _create_pool(self) -> aiopg.Pool:
+        limits = self._limits
         try:
             return await asyncio.wait_for(
                 aiopg.create_pool(
-                    host=connection.host,
-                    port=connection.port,
-                    dbname=connection.database,
-                    user=connection.username,
-                    password=connection.password,
-                    options=session_options(limits),
-                    application_name="dbgateway",
-                    connect_timeout=max(1, math.ceil(limits.acquire_timeout)),
+                    **self._connection_arguments("dbgateway"),
                     minsize=limits.min_size,
                     maxsize=limits.max_size,
                     # aiopg cancels a statement after this; the database's own limit must fire first.
                     timeout=limits.statement_timeout + 10,
-                    enable_json=False,
-                    enable_hstore=False,
-                    enable_uuid=False,
                     on_connect=_prepare_connection,
                 ),
                 timeout=limits.acquire_timeout + 1,
@@ -137,11 +154,18 @@ class PostgresPool:
         except (psycopg2.Error, OSError, asyncio.TimeoutError) as error:
             raise DatabaseUnavailable(f"cannot connect to the database: {describe_connection_error(error)}") from None
 
+    async def _open_watcher_connection(self) -> aiopg.Connection:
+        """The runaway watcher's connection: outside the pool, whose slots runaways may all hold."""
+        return await aiopg.connect(
+            **self._connection_arguments(WATCHER_APPLICATION_NAME), timeout=self._limits.acquire_timeout + 1
+        )
+
     @asynccontextmanager
     async def _cursor(self) -> AsyncIterator[aiopg.Cursor]:
         pool = await self._aiopg_pool()
+        slots = self._runaways.slots
         connection = await acquire_live_connection(
-            pool, self._limits.acquire_timeout, self._acquire_waits, self._logger
+            pool, self._limits.acquire_timeout, self._acquire_waits, self._logger, slots
         )
         try:
             async with connection.cursor() as cursor:
@@ -150,7 +174,7 @@ class PostgresPool:
             connection.close()
             raise DatabaseUnavailable(f"the database connection failed: {describe_connection_error(error)}") from None
         finally:
-            release_connection(pool, connection)
+            release_connection(pool, connection, slots)
 
     async def _fetch_all(self, sql: str, parameters: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
         async with self._cursor() as cursor:
@@ -211,6 +235,7 @@ class PostgresPool:
             self._logger,
             acquire_waits=self._acquire_waits,
             multi_batch=self._multi_batch_queries,
+            runaways=self._runaways,
         ) as result:
             yield result
 
@@ -224,9 +249,11 @@ class PostgresPool:
             idle=idle,
             max_size=self._limits.max_size,
             acquire_waits=self._acquire_waits.snapshot(),
+            runaway=self._runaways.count,
         )
 
     async def close(self) -> None:
+        await self._runaways.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()

@@ -26,6 +26,9 @@ running the query for a client that is gone. The runner waits on that task
 instead; on the time limit or a cancellation it first cancels the statement on
 the server (libpq's PQcancel), waits briefly for the connection to answer, and
 then ends the transaction, or discards the connection if it does not answer.
+A backend discarded so may still run (a built-in that never checks for
+interrupts): its pid goes to ``runaways.RunawayBackends``, which counts it
+against the pool until it is gone.
 
 aiopg reports a server-side cancel (SQLSTATE 57014) as ``CancelledError`` and
 also hands it to the event loop's exception handler, which logs it with a
@@ -48,8 +51,9 @@ import psycopg2.extensions as pg_ext
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
 from drivers.postgres.query_errors import database_error, timeout_error
 from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
+from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
-from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult
+from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed
 
 CURSOR_NAME = "dbgw_cursor"
@@ -112,10 +116,18 @@ class MultiBatchQueries:
 class StreamingQuery:
     """The ``QueryResult`` that ``run_query`` yields: one server-side cursor, read in batches."""
 
-    def __init__(self, pool: aiopg.Pool, connection: aiopg.Connection, limits: PoolLimits, logger: Any) -> None:
+    def __init__(
+        self,
+        pool: aiopg.Pool,
+        connection: aiopg.Connection,
+        limits: PoolLimits,
+        logger: Any,
+        runaways: RunawayBackends | None = None,
+    ) -> None:
         self.columns: list[ColumnInfo] = []
         self._pool = pool
         self._connection = connection
+        self._runaways = runaways
         self._limits = limits
         self._logger = logger
         self._loop = asyncio.get_running_loop()
@@ -324,7 +336,18 @@ class StreamingQuery:
         finally:
             if not task.done():
                 self._logger.warning("postgres_connection_discarded", reason="statement did not stop after cancel")
-                self._connection.close()
+                self._discard_running(reason)
+
+    def _discard_running(self, reason: str) -> None:
+        """Close the connection of a statement that ignored the cancel; its backend runs on as a runaway."""
+        try:
+            pid = self._connection.raw.get_backend_pid()  # psycopg2 forgets it once closed
+        except psycopg2.Error:  # closed already (aiopg's own time-out)
+            pid = None
+        self._connection.close()
+        if pid is not None and self._runaways is not None:
+            # The request's token keeps counting this query until the backend is gone.
+            query_lingers(self._runaways.add(pid, reason))
 
     async def close(self, *, commit: bool) -> None:
         """End the transaction and give the connection back to the pool, idle or closed.
@@ -353,7 +376,7 @@ class StreamingQuery:
         finally:
             if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
                 connection.close()
-            release_connection(self._pool, connection)
+            release_connection(self._pool, connection, self._runaways.slots if self._runaways else None)
 
     async def _end_transaction(self, *, commit: bool) -> None:
         connection = self._connection
@@ -384,6 +407,7 @@ async def run_query(
     *,
     acquire_waits: AcquireWaitTally | None = None,
     multi_batch: MultiBatchQueries | None = None,
+    runaways: RunawayBackends | None = None,
 ) -> AsyncIterator[QueryResult]:
     """Execute one checked SELECT (no trailing semicolon) and yield its streaming result.
 
@@ -393,10 +417,13 @@ async def run_query(
     those errors come out of ``json_batches()``. The wait for a connection is
     recorded in ``acquire_waits``, if given. A query text in ``multi_batch``
     skips the one-round-trip attempt (see ``StreamingQuery.start``); one that
-    turns out to need more than one batch is added to it.
+    turns out to need more than one batch is added to it. With ``runaways`` the
+    connection takes one of its slots, and a backend that ignores the cancel is
+    counted there until it is gone; without, neither is bounded beyond aiopg's pool.
     """
-    connection = await acquire_live_connection(pool, limits.acquire_timeout, acquire_waits, logger)
-    query = StreamingQuery(pool, connection, limits, logger)
+    slots = runaways.slots if runaways is not None else None
+    connection = await acquire_live_connection(pool, limits.acquire_timeout, acquire_waits, logger, slots)
+    query = StreamingQuery(pool, connection, limits, logger, runaways)
     try:
         await query.start(sql, type_names, one_round_trip_first=multi_batch is None or sql not in multi_batch)
         if query.ran_twice and multi_batch is not None:

@@ -4,21 +4,27 @@ The driver checks the SQL against the token's grants and runs it; this handler
 streams the rows. A result that fits in ``SMALL_RESULT_BYTES`` is sent as one
 body with a length; a larger one is sent chunked while it is still being
 fetched, so memory stays bounded whatever the result size.
+
+A token runs at most ``token_query_limit`` queries on one database at once
+(``gateway.token_queries``); the driver's log lines of a query carry the
+token's fingerprint, so an operator can tell whose query a warning is about.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 import orjson
+import structlog
 from aiohttp import HttpVersion11, web
 
-from gateway.auth import hash_user_token, require_user_token
+from gateway.auth import hash_user_token, require_user_token, token_fingerprint
 from gateway.driver_protocol import QueryResult
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
-from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
 from gateway.responses import GETDATA_CONTENT_TYPE
 
@@ -40,14 +46,24 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     database = state.databases.get(database_name)
     if database is not None:
         tally.database = database_name  # metric labels name registered databases only
-    granted = state.granted_refs(hash_user_token(state.token_salt, token), database_name)
+    token_hash = hash_user_token(state.token_salt, token)
+    granted = state.granted_refs(token_hash, database_name)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     checked = await pool.check_query(query, granted)
     tally.checked = checked
-    async with pool.run_query(checked) as result:
+    with structlog.contextvars.bound_contextvars(user_token_fingerprint=token_fingerprint(state.token_salt, token)):
+        async with app[TOKEN_QUERIES].turn(token_hash, database_name):
+            return await _answer(request, pool.run_query(checked), tally)
+
+
+async def _answer(
+    request: web.Request, running: AbstractAsyncContextManager[QueryResult], tally: GetDataTally
+) -> web.StreamResponse:
+    """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
+    async with running as result:
         head = b'[{"status":"success","columns":' + orjson.dumps(
             [{"name": c.name, "type": c.type_name} for c in result.columns]
         ) + b',"data":['
