@@ -115,11 +115,11 @@ class WorkerSupervisor:
                     self._status = 1
                 continue
             if time.monotonic() - started < STARTUP_GRACE_SECONDS:
-                self._logger.error("worker_failed_to_start", pid=pid, exit_code=code)
+                self._logger.error("worker_failed_to_start", worker_pid=pid, exit_code=code)
                 self._status = 1
                 self._stop_workers()
             else:
-                self._logger.error("worker_exited", pid=pid, exit_code=code, action="replaced")
+                self._logger.error("worker_exited", worker_pid=pid, exit_code=code, action="replaced")
                 self._replace_worker()
         self._logger.info("workers_stopped", exit_code=self._status)
         return self._status
@@ -183,7 +183,7 @@ class WorkerSupervisor:
     def _kill_stragglers(self, signum: int, frame: Any) -> None:
         waited = self._config.shutdown_timeout + KILL_MARGIN_SECONDS
         for pid in list(self._started_at):
-            self._logger.error("worker_killed", pid=pid, reason=f"still running {waited:g} s after SIGTERM")
+            self._logger.error("worker_killed", worker_pid=pid, reason=f"still running {waited:g} s after SIGTERM")
             self._status = 1
             try:
                 os.kill(pid, signal.SIGKILL)
