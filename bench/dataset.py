@@ -89,6 +89,12 @@ class Server:
         connection.autocommit = True
         return connection
 
+    def dsn(self, database: str) -> str:
+        """A libpq connection string for ``database`` (the pass-through's pool)."""
+        return psycopg2.extensions.make_dsn(
+            host=self.host, port=self.port, user=self.user, password=self.password or None, dbname=database
+        )
+
     def client_arguments(self, database: str) -> list[str]:
         """``-h -p -U -d`` for psql and pgbench."""
         return ["-h", self.host, "-p", str(self.port), "-U", self.user, "-d", database]

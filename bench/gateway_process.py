@@ -29,6 +29,9 @@ from bench.dataset import Server
 LOCAL_DATABASE = "bench"
 """The local name the benchmark registers its scratch database under."""
 
+POOL_MAX_SIZE = 10
+"""The gateway's default ``pool_max_size``; the pass-through's pool is as large."""
+
 LOCAL_TABLE = "bench_public_bench_rows"
 """The default local name AddDatabase gives ``public.bench_rows`` of ``bench``."""
 
@@ -48,6 +51,52 @@ def _status_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no {field}")
 
 
+def wait_until_listening(process: subprocess.Popen[bytes], port: int, log_path: Path, timeout: float = 20.0) -> None:
+    """Return once ``port`` accepts connections; raise if ``process`` exits or ``timeout`` passes first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}; see {log_path}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listened on port {port} within {timeout} s; see {log_path}")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if ``process`` has not exited after 15 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class PassThroughProcess:
+    """``python -m bench.passthrough`` on a free port: the bare aiohttp + aiopg + pglast + orjson contender."""
+
+    def __init__(self, work_dir: Path, dsn: str) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = work_dir / "passthrough.log"
+        command = [
+            sys.executable, "-m", "bench.passthrough", "--port", str(self.port), "--dsn", dsn,
+            "--pool-size", str(POOL_MAX_SIZE),
+        ]  # fmt: skip
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                command, cwd=Path(__file__).resolve().parent.parent, stdout=log, stderr=log
+            )
+        wait_until_listening(self._process, self.port, self.log_path)
+
+    def stop(self) -> None:
+        stop_process(self._process)
+
+
 class GatewayProcess:
     """One ``dbgateway serve`` subprocess with its own data folder, admin token and user token."""
 
@@ -56,12 +105,16 @@ class GatewayProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.admin_token = secrets.token_urlsafe(24)
         self.user_token = secrets.token_urlsafe(24)
+        self.work_dir = work_dir
+        work_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = work_dir / "gateway.log"
         environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}
         environment["DBGATEWAY_ADMIN_TOKEN"] = self.admin_token
         environment["DBGATEWAY_ROW_LIMIT"] = str(row_limit)
         if workers != 1:  # unset is the default, 1
             environment["DBGATEWAY_WORKERS"] = str(workers)
+        # The run has one token: let it use the whole pool, as the pass-through does (the default is half).
+        environment["DBGATEWAY_TOKEN_QUERY_LIMIT"] = str(POOL_MAX_SIZE)
         command = [
             str(Path(sys.executable).parent / "dbgateway"), "serve",
             "--data-dir", str(work_dir / "data"), "--port", str(self.port),
@@ -74,17 +127,8 @@ class GatewayProcess:
     def pid(self) -> int:
         return self._process.pid
 
-    def _wait_until_listening(self, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"the gateway exited with {self._process.returncode}; see {self.log_path}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"the gateway did not listen on port {self.port} within {timeout} s")
+    def _wait_until_listening(self) -> None:
+        wait_until_listening(self._process, self.port, self.log_path)
 
     def _call(self, method: str, path: str, params: dict[str, str], headers: dict[str, str]) -> Any:
         url = f"{self.base_url}{path}?{urllib.parse.urlencode(params)}"
@@ -148,10 +192,4 @@ class GatewayProcess:
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if the gateway has not exited after 15 s."""
-        if self._process.poll() is None:
-            self._process.send_signal(signal.SIGTERM)
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        stop_process(self._process)

@@ -3,11 +3,14 @@
 One run, in this order, takes about three minutes:
 
 1. creates ``dbgw_bench_<hex>`` with ``public.bench_rows`` (``--rows``, default 1 000 000);
-2. starts ``dbgateway serve`` on a free port with a temporary data folder,
-   registers the database and grants a user token its table (over HTTP);
+2. starts ``dbgateway serve`` twice (``--workers``, and one worker) on free ports
+   with temporary data folders, registers the database and grants a user token
+   its table (over HTTP), and starts the bare pass-through;
 3. large result: ``psql COPY (...) TO STDOUT`` versus one GetData of every row,
    best of ``--large-runs`` each, and the gateway's peak memory growth;
-4. small queries: pgbench, then GetData under wrk, at concurrency 16 and 64;
+4. small queries at concurrency 16 and 64: pgbench, the bare pass-through
+   (``bench/passthrough.py``), the gateway with ``workers = 1`` and with
+   ``--workers``, each under the same load;
 5. small queries under wrk at concurrency 16 while large results stream;
 6. stops the gateway, drops the database, writes ``bench/results/<UTC time>.json``
    and ``bench/results/latest.json``, and prints the table.
@@ -32,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
-from bench.gateway_process import GatewayProcess
+from bench.gateway_process import GatewayProcess, PassThroughProcess
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
-from bench.report import check_targets, large_result_figures, render_table, small_query_figures, write_results
-from bench.small_queries import run_pgbench, run_wrk, write_wrk_script
+from bench.report import CONTENDERS, check_targets, large_result_figures, render_table, small_query_figures, write_results
+from bench.small_queries import LoadResult, run_pgbench, run_wrk, write_wrk_script
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CONCURRENCIES = (16, 64)
@@ -78,18 +81,34 @@ def _step(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
+def _warm_up(base_url: str, wrk_script: Path) -> None:
+    run_wrk(base_url, wrk_script, 16, 3)
+
+
 def measure(server: Server, database: str, arguments: argparse.Namespace, work_dir: Path) -> dict[str, Any]:
-    """Every measurement against one gateway process; returns the result sections."""
+    """Every measurement against the three contenders; returns the result sections."""
     rows, seconds = arguments.rows, arguments.seconds
-    gateway = GatewayProcess(work_dir, row_limit=rows, workers=arguments.workers)
+    servers: list[GatewayProcess | PassThroughProcess] = []
     try:
-        gateway.register(server, database)
-        wrk_script = write_wrk_script(work_dir, gateway.user_token, rows)
-        if gateway.get_data(POINT_LOOKUP_SQL + "1")[0]["row_count"] != 1:
-            raise RuntimeError("the gateway did not find row 1 of the benchmark table")
-        _step("warming up: COPY once, wrk for 3 s")
+        gateway = GatewayProcess(work_dir / "per_core", row_limit=rows, workers=arguments.workers)
+        servers.append(gateway)
+        one_worker = gateway
+        if arguments.workers != 1:
+            one_worker = GatewayProcess(work_dir / "one_worker", row_limit=rows, workers=1)
+            servers.append(one_worker)
+        passthrough = PassThroughProcess(work_dir, server.dsn(database))
+        servers.append(passthrough)
+        scripts = {}
+        for each_gateway in (gateway, one_worker):
+            each_gateway.register(server, database)
+            if each_gateway.get_data(POINT_LOOKUP_SQL + "1")[0]["row_count"] != 1:
+                raise RuntimeError("the gateway did not find row 1 of the benchmark table")
+            scripts[each_gateway.base_url] = write_wrk_script(each_gateway.work_dir, each_gateway.user_token, rows)
+        wrk_script = scripts[gateway.base_url]
+        _step("warming up: COPY once, wrk for 3 s against each contender")
         time_copy(server, database, rows)
-        run_wrk(gateway.base_url, wrk_script, 16, 3)
+        for base_url in (gateway.base_url, one_worker.base_url, passthrough.base_url):
+            _warm_up(base_url, scripts.get(base_url, wrk_script))
 
         copies, getdatas = [], []
         idle_kib = gateway.resident_kib()
@@ -100,17 +119,26 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
             getdatas.append(asyncio.run(time_getdata(gateway)))
         large = large_result_figures(copies, getdatas, idle_kib, gateway.peak_resident_kib(), peak_was_reset)
 
-        pgbench, through_gateway = [], []
+        runs: dict[str, list[LoadResult]] = {name: [] for name in CONTENDERS}
         for concurrency in CONCURRENCIES:
-            _step(f"small queries at concurrency {concurrency}: pgbench, then GetData under wrk ({seconds} s each)")
-            pgbench.append(run_pgbench(server, database, rows, concurrency, seconds))
-            through_gateway.append(run_wrk(gateway.base_url, wrk_script, concurrency, seconds))
+            _step(f"small queries at concurrency {concurrency}: pgbench, pass-through, gateway "
+                  f"(1 worker, {arguments.workers} workers), {seconds} s each")  # fmt: skip
+            runs["pgbench"].append(run_pgbench(server, database, rows, concurrency, seconds))
+            runs["passthrough"].append(run_wrk(passthrough.base_url, wrk_script, concurrency, seconds))
+            runs["gateway_1_worker"].append(
+                run_wrk(one_worker.base_url, scripts[one_worker.base_url], concurrency, seconds)
+            )
+            if one_worker is not gateway:
+                runs["gateway_per_core"].append(run_wrk(gateway.base_url, wrk_script, concurrency, seconds))
+        if one_worker is gateway:
+            runs["gateway_per_core"] = runs["gateway_1_worker"]
 
         _step(f"small queries at concurrency 16 while large results stream ({seconds} s)")
         mixed = asyncio.run(small_queries_while_streaming(gateway, wrk_script, 16, seconds))
     finally:
-        gateway.stop()
-    small = small_query_figures(pgbench, through_gateway)
+        for process in servers:
+            process.stop()
+    small = small_query_figures(runs)
     return {
         "gateway": {"workers": arguments.workers, "log_level": "info (the default), written to a file"},
         "small_queries": small,
