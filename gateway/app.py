@@ -29,7 +29,7 @@ from gateway.keys import (
 )
 from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
-from gateway.middlewares import access_log_middleware, error_middleware
+from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
 from gateway.pools import DatabasePools
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
@@ -72,6 +72,7 @@ def setup_middlewares(app: web.Application) -> None:
     # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
     # access log comes next so it records the status the error middleware chose.
     app.middlewares.extend([request_task_middleware, access_log_middleware, error_middleware])
+    app.on_response_prepare.append(send_request_id)
 
 
 def server_options(config: GatewayConfig) -> dict[str, Any]:

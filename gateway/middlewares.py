@@ -1,10 +1,21 @@
-"""The two middlewares: an access-log line and request metrics per request; errors as the contract's JSON body."""
+"""The two middlewares: an access-log line, request id and metrics per request; errors as the contract's JSON body.
+
+Every request gets an id: the ``X-Request-Id`` a proxy in front sent, when it
+is a plain token (letters, digits, ``.``, ``_``, ``:``, ``-``, at most 128
+characters), else 16 new hex digits. It is bound to every log event the request
+causes (the access line, its audit event, a driver's warning) as ``request_id``
+and sent back in the answer's ``X-Request-Id`` header, so a client's complaint
+leads to the lines of its request.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 
+import structlog
 from aiohttp import web
 
 from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, presented_token, token_fingerprint
@@ -16,16 +27,39 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY
+from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID
 from gateway.logbook import request_secrets
 from gateway.responses import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+REQUEST_ID_HEADER = "X-Request-Id"
+_PLAIN_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def _request_id(sent: str | None) -> str:
+    """The id a proxy sent, if it is a plain token; else a new one."""
+    if sent is not None and _PLAIN_REQUEST_ID.fullmatch(sent):
+        return sent
+    return os.urandom(8).hex()
+
+
+async def send_request_id(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: every answer, streamed ones too, names its request id."""
+    request_id = request.get(REQUEST_ID)
+    if request_id is not None:
+        response.headers[REQUEST_ID_HEADER] = request_id
+
 
 @web.middleware
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
+    request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
+    with structlog.contextvars.bound_contextvars(request_id=request_id):
+        return await _logged(request, handler)
+
+
+async def _logged(request: web.Request, handler: Handler) -> web.StreamResponse:
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
     user_token = presented_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
