@@ -27,6 +27,7 @@ from gateway.keys import (
     REGISTRY,
     TOKEN_QUERIES,
 )
+from gateway.library_logs import library_logs
 from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
@@ -141,6 +142,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[AUDITOR] = auditor
     setup_routes(app)
     setup_middlewares(app)
+    app.cleanup_ctx.append(library_logs)
     app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
     if audit_file is not None:
