@@ -31,7 +31,8 @@ references are CTE names (the guard refuses any other) and are left alone.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 from pglast import parser
@@ -58,18 +59,18 @@ def read_as_only(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> Parse
 
     Raises ``QueryRejected`` if the rewritten text does not check out.
     """
-    if not _inherited_sites(parsed.range_vars, partitioned):
+    if not inherited_sites(parsed.range_vars, partitioned):
         return parsed
     return _rewritten(parsed, partitioned & parsed.relations)
 
 
-def _inherited_sites(sites: Iterable[RangeVarSite], partitioned: frozenset[Relation]) -> list[RangeVarSite]:
+def inherited_sites(sites: Iterable[RangeVarSite], partitioned: frozenset[Relation]) -> list[RangeVarSite]:
     return [site for site in sites if site.inherited and (site.schema, site.name) not in partitioned]
 
 
 @functools.lru_cache(maxsize=1024)
 def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQuery:
-    text = _with_only(parsed.sql, _inherited_sites(parsed.range_vars, partitioned))
+    text = _with_only(parsed.sql, inherited_sites(parsed.range_vars, partitioned))
     try:
         again = parse_query(text)
     except QueryRejected:
@@ -77,7 +78,7 @@ def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQ
     names_before = sorted((site.schema, site.name) for site in parsed.range_vars)
     names_after = sorted((site.schema, site.name) for site in again.range_vars)
     if (
-        _inherited_sites(again.range_vars, partitioned)
+        inherited_sites(again.range_vars, partitioned)
         or names_after != names_before
         or (again.relations, again.functions, again.attribute_names)
         != (parsed.relations, parsed.functions, parsed.attribute_names)
@@ -87,6 +88,47 @@ def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQ
     return attrs.evolve(again, fingerprint=parsed.fingerprint)
 
 
+@attrs.frozen
+class OnlyEdit:
+    """One change of the ONLY rewrite, by token: ``ONLY `` goes before a token, or a token (a ``*``) goes."""
+
+    token: int
+    """Index of the token in ``pglast.parser.scan``'s list for the text."""
+    insert_only: bool
+    """True: write ``ONLY `` before the token; False: remove the token."""
+
+
+def only_edits(tokens: Sequence[Any], starts: Iterable[int]) -> list[OnlyEdit]:
+    """The edits that make each reference starting at a character in ``starts`` read ONLY.
+
+    Raises ``QueryRejected`` if a start is not where a token begins.
+    """
+    position_by_start = {token.start: position for position, token in enumerate(tokens)}
+    edits: list[OnlyEdit] = []
+    for start in starts:
+        position = position_by_start.get(start)
+        if position is None:
+            raise _check_failed()
+        edits.append(OnlyEdit(position, insert_only=True))
+        while position + 2 < len(tokens) and tokens[position + 1].name == _DOT:
+            position += 2  # schema . name: the reference ends at its last name part
+        if position + 1 < len(tokens) and tokens[position + 1].name == _STAR:
+            edits.append(OnlyEdit(position + 1, insert_only=False))
+    return edits
+
+
+def apply_only_edits(sql: str, tokens: Sequence[Any], edits: Iterable[OnlyEdit]) -> str:
+    """``sql`` (scanned into ``tokens``) with ``edits`` made."""
+    changes = sorted(
+        ((tokens[edit.token].start, tokens[edit.token].start, "ONLY ") if edit.insert_only
+         else (tokens[edit.token].start, tokens[edit.token].end + 1, "") for edit in edits),
+        reverse=True,
+    )  # fmt: skip
+    for first, after, replacement in changes:
+        sql = sql[:first] + replacement + sql[after:]
+    return sql
+
+
 def _with_only(sql: str, sites: list[RangeVarSite]) -> str:
     """``sql`` with ``ONLY`` before each site and the ``*`` after its name removed."""
     encoded = sql.encode("utf-8")
@@ -94,27 +136,15 @@ def _with_only(sql: str, sites: list[RangeVarSite]) -> str:
         tokens = parser.scan(sql)
     except parser.ParseError:
         raise _check_failed() from None
-    position_by_start = {token.start: position for position, token in enumerate(tokens)}
-    edits: list[tuple[int, int, str]] = []  # (first character, character after, replacement)
+    starts = []
     for site in sites:
         if not 0 <= site.location < len(encoded):
             raise _check_failed()
         try:
-            start = len(encoded[: site.location].decode("utf-8"))  # the scanner counts characters
+            starts.append(len(encoded[: site.location].decode("utf-8")))  # the scanner counts characters
         except UnicodeDecodeError:
             raise _check_failed() from None
-        position = position_by_start.get(start)
-        if position is None:
-            raise _check_failed()
-        edits.append((start, start, "ONLY "))
-        while position + 2 < len(tokens) and tokens[position + 1].name == _DOT:
-            position += 2  # schema . name: the reference ends at its last name part
-        if position + 1 < len(tokens) and tokens[position + 1].name == _STAR:
-            star = tokens[position + 1]
-            edits.append((star.start, star.end + 1, ""))
-    for first, after, replacement in sorted(edits, reverse=True):
-        sql = sql[:first] + replacement + sql[after:]
-    return sql
+    return apply_only_edits(sql, tokens, only_edits(tokens, starts))
 
 
 def _check_failed() -> QueryRejected:

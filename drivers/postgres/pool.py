@@ -31,7 +31,8 @@ from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, t
 from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.function_policy import is_denied_builtin
 from drivers.postgres.connections import acquire_live_connection, release_connection
-from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL, read_as_only
+from drivers.postgres.guard_cache import GuardCache
+from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL
 from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
@@ -109,6 +110,8 @@ class PostgresPool:
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
         self._multi_batch_queries = MultiBatchQueries()
+        self.guard_cache = GuardCache()
+        """Decisions of the guard for queries that differ only in numeric constants (``guard_cache.py``)."""
         self._runaways = RunawayBackends(
             BackendSlots(limits.max_size, limits.min_size), self._open_watcher_connection, logger
         )
@@ -218,8 +221,10 @@ class PostgresPool:
         return self._partitioned_tables
 
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
-        checked = check_query(sql, granted, await self.query_policy())
-        return read_as_only(checked, await self.partitioned_tables())
+        policy = await self.query_policy()
+        partitioned = await self.partitioned_tables()
+        # The cache runs the grant check itself; the guard checks everything else once per key.
+        return self.guard_cache.check(sql, granted, lambda text: check_query(text, None, policy), partitioned)
 
     def run_query(self, checked: ParsedQuery) -> Any:
         return self._run_query(checked)

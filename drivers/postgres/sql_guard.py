@@ -31,7 +31,7 @@ from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.select_walker import RangeVarSite, SelectTreeWalker, display_name, friendly_node_name
 from gateway.errors import QueryRejected, RefusalReason
 
-__all__ = ["ParsedQuery", "check_query", "display_name", "parse_query"]
+__all__ = ["ParsedQuery", "check_query", "display_name", "parse_query", "require_granted"]
 
 
 @attrs.frozen
@@ -139,15 +139,20 @@ def _checked(sql: str, policy: QueryPolicy) -> ParsedQuery | _Refusal:
     return _parsed(walker, text, start)
 
 
-def check_query(sql: str, granted: frozenset[tuple[str, str]], policy: QueryPolicy) -> ParsedQuery:
-    """``parse_query`` plus the catalog checks of ``policy``, and every relation in ``granted``."""
+def check_query(sql: str, granted: frozenset[tuple[str, str]] | None, policy: QueryPolicy) -> ParsedQuery:
+    """``parse_query`` plus the catalog checks of ``policy``, and every relation in ``granted`` (unless None)."""
     outcome = _checked(sql, policy)
     if isinstance(outcome, _Refusal):
         raise QueryRejected(outcome.message, reason=outcome.reason)
-    not_granted = outcome.relations - granted
+    return outcome if granted is None else require_granted(outcome, granted)
+
+
+def require_granted(parsed: ParsedQuery, granted: frozenset[tuple[str, str]]) -> ParsedQuery:
+    """``parsed`` if every relation it reads is in ``granted``; else ``QueryRejected`` naming one that is not."""
+    not_granted = parsed.relations - granted
     if not_granted:
         raise QueryRejected(
             f"table {display_name(*min(not_granted))} is not granted to this token",
             reason=RefusalReason.NOT_GRANTED,
         )
-    return outcome
+    return parsed

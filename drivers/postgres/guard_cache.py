@@ -1,0 +1,218 @@
+"""The SQL guard's decision, reused for queries that differ only in their numeric constants.
+
+A dashboard or an application sends the same query again and again with other
+numbers in it (``... WHERE id = 17``, then ``= 4711``). Parsing, walking and
+checking each text afresh costs several hundred microseconds; PostgreSQL's own
+scanner (``pglast.parser.scan``) splits a text into tokens in a tenth of that.
+So a pool keeps, per *key*, the decision the guard made for the first query of
+that key, and serves later queries of the key from it.
+
+The key is the query's text with every numeric constant (``ICONST``,
+``FCONST``, as the scanner finds them) replaced by its token kind and length.
+Everything else is kept as written: names, keywords, operators, spacing,
+comments and every string constant (the guard reads string constants' contents: their length, whether
+they look like geometric points, whether they are a bare name). The grammar
+decides on token kinds alone, so two texts with the same key parse to trees
+that differ at most in the values of their numeric constants; what the guard
+reads of such a value is only its kind and its length (``expression_types``,
+``plain_arguments``), both in the key, except in two places where it is
+*pinned*: a numeric token the grammar consumed instead of making it a constant
+node (``float(53)`` picks a type by the number) and a constant inside a type
+name (``varchar(100)``: the guard bounds type modifiers). A pinned token's text
+is kept with the entry, and a query whose pinned texts differ is checked
+afresh. ``tests/test_guard_cache.py`` runs every query of the guard's suites
+with several sets of constants through both paths and requires the same
+decision.
+
+Only accepted queries are kept (a refusal's message may quote a constant; the
+guard's own exact-text cache keeps refusals), texts longer than
+``MAX_CACHED_QUERY_CHARS`` are not, and the grant check runs on every query:
+the entry says which relations the query reads, the token's grants decide.
+The ONLY rewrite (``inheritance.py``) is kept as edits by token index and made
+on the new text; on a miss the edits are made on the first text too and must
+give the same tokens as the guard's own rewrite, else nothing is kept.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import orjson
+from pglast import parser
+
+from drivers.postgres.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
+from drivers.postgres.sql_guard import ParsedQuery, require_granted
+
+MAX_CACHED_QUERY_CHARS = 16_384
+"""Longer texts are checked afresh every time (they rarely repeat, and their keys would be large)."""
+
+_NUMERIC = frozenset({"ICONST", "FCONST"})
+_SKIPPED_AT_END = frozenset({"ASCII_59", "SQL_COMMENT", "C_COMMENT"})  # ';' and comments after the statement
+
+Key = str
+
+
+@attrs.frozen
+class _Entry:
+    """The guard's decision for one key."""
+
+    pinned: tuple[tuple[int, str], ...]
+    """(token index, text) of the numeric tokens whose value the decision depends on."""
+    template: ParsedQuery
+    """The first query's checked form: relations, functions and fingerprint hold for every query of the key."""
+    edits: tuple[OnlyEdit, ...]
+    """The ONLY rewrite, by token index."""
+
+
+class GuardCache:
+    """Decisions of the guard by key, the least recently used dropped beyond ``capacity``."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._entries: collections.OrderedDict[Key, _Entry] = collections.OrderedDict()
+        self._capacity = capacity
+        self.hits = 0
+        """Queries answered from an entry (for tests and the benchmark)."""
+
+    def check(
+        self,
+        sql: str,
+        granted: frozenset[tuple[str, str]],
+        fresh_check: Callable[[str], ParsedQuery],
+        partitioned: frozenset[tuple[str, str]],
+    ) -> ParsedQuery:
+        """What ``read_as_only(fresh_check(sql), partitioned)`` answers, from an entry when one applies.
+
+        ``fresh_check`` is the guard without its grant check; the grant check runs here, on every query.
+        """
+        tokens = _tokens(sql)
+        if tokens is None:
+            return require_granted(read_as_only(fresh_check(sql), partitioned), granted)
+        key = _key(sql, tokens)
+        entry = self._entries.get(key)
+        if entry is not None and all(_text(sql, tokens[i]) == text for i, text in entry.pinned):
+            self._entries.move_to_end(key)
+            self.hits += 1
+            rewritten = _statement(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
+            return require_granted(attrs.evolve(entry.template, sql=rewritten, range_vars=()), granted)
+        checked = fresh_check(sql)
+        answer = read_as_only(checked, partitioned)
+        new_entry = _entry_for(sql, tokens, checked, answer, partitioned)
+        if new_entry is not None:
+            self._entries[key] = new_entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+        return require_granted(answer, granted)
+
+
+def _tokens(sql: str) -> Sequence[Any] | None:
+    if len(sql) > MAX_CACHED_QUERY_CHARS or "\x00" in sql:
+        return None
+    try:
+        tokens = parser.scan(sql)
+    except parser.ParseError:
+        return None
+    return tokens if tokens else None
+
+
+def _text(sql: str, token: Any) -> str:
+    return sql[token.start : token.end + 1]
+
+
+def _key(sql: str, tokens: Sequence[Any]) -> Key:
+    """``sql`` with each numeric constant replaced by its kind and length between NULs (no query holds a NUL)."""
+    parts: list[str] = []
+    copied = 0
+    for token in tokens:
+        if token.name in _NUMERIC:
+            parts.append(sql[copied : token.start])
+            parts.append(f"\0{token.name}{token.end - token.start}\0")
+            copied = token.end + 1
+    parts.append(sql[copied:])
+    return "".join(parts)
+
+
+def _statement(edited: str, original: str, tokens: Sequence[Any], edits: Sequence[OnlyEdit]) -> str:
+    """The statement's own text out of ``edited``: from its first token to its last but ';' and comments."""
+    last = len(tokens) - 1
+    while last > 0 and tokens[last].name in _SKIPPED_AT_END:
+        last -= 1
+    first = tokens[0].start
+    end = tokens[last].end + 1
+    # Edits before the end moved it: ONLY inserted adds five characters, a removed '*' takes one.
+    for edit in edits:
+        token = tokens[edit.token]
+        if token.start < end:
+            end += 5 if edit.insert_only else -(token.end + 1 - token.start)
+    return edited[first:end]
+
+
+def _entry_for(
+    sql: str, tokens: Sequence[Any], checked: ParsedQuery, answer: ParsedQuery, partitioned: frozenset[Any]
+) -> _Entry | None:
+    """The entry for ``sql``'s key, or None when this query's decision cannot be reused safely."""
+    lead = len(sql) - len(sql.lstrip())
+    if not sql[lead:].startswith(checked.sql):
+        return None
+    encoded = checked.sql.encode("utf-8")
+    sites = inherited_sites(checked.range_vars, partitioned)
+    starts = [lead + len(encoded[: site.location].decode("utf-8")) for site in sites]
+    edits = tuple(only_edits(tokens, starts))
+    rewritten = _statement(apply_only_edits(sql, tokens, edits), sql, tokens, edits)
+    if _significant(rewritten) != _significant(answer.sql):
+        return None
+    pinned = _pinned(sql, tokens)
+    return _Entry(pinned=pinned, template=answer, edits=edits)
+
+
+def _significant(sql: str) -> list[str]:
+    """The tokens of ``sql`` without comments and a final ';', as text."""
+    tokens = [token for token in parser.scan(sql) if token.name not in ("SQL_COMMENT", "C_COMMENT")]
+    while tokens and tokens[-1].name == "ASCII_59":
+        tokens.pop()
+    return [_text(sql, token) for token in tokens]
+
+
+def _pinned(sql: str, tokens: Sequence[Any]) -> tuple[tuple[int, str], ...]:
+    """The numeric tokens that are not a constant node of their own, or that sit in a type name."""
+    tree = orjson.loads(parser.parse_sql_json(sql))
+    constants: set[int] = set()
+    in_type_names: set[int] = set()
+    _numeric_constants(tree, constants, in_type_names, inside_type_name=False)
+    byte_offsets = _byte_offsets(sql)
+    by_byte = {byte_offsets[token.start]: index for index, token in enumerate(tokens)}
+    plain = {by_byte[location] for location in constants - in_type_names if location in by_byte}
+    return tuple(
+        (index, _text(sql, token)) for index, token in enumerate(tokens) if token.name in _NUMERIC and index not in plain
+    )
+
+
+def _byte_offsets(sql: str) -> Sequence[int]:
+    """The UTF-8 byte offset of each character of ``sql`` (the parser counts bytes, the scanner characters)."""
+    if sql.isascii():
+        return range(len(sql) + 1)
+    offsets = [0]
+    for character in sql:
+        offsets.append(offsets[-1] + len(character.encode("utf-8")))
+    return offsets
+
+
+def _numeric_constants(node: Any, constants: set[int], in_type_names: set[int], *, inside_type_name: bool) -> None:
+    """Collect the byte locations of numeric ``A_Const`` nodes, and of those inside a ``TypeName``."""
+    stack: list[tuple[Any, bool]] = [(node, inside_type_name)]
+    while stack:
+        item, in_type = stack.pop()
+        if isinstance(item, dict):
+            constant = item.get("A_Const")
+            if isinstance(constant, dict) and ("ival" in constant or "fval" in constant):
+                location = constant.get("location", -1)
+                constants.add(location)
+                if in_type:
+                    in_type_names.add(location)
+            for name, value in item.items():
+                stack.append((value, in_type or name in ("typeName", "TypeName")))
+        elif isinstance(item, list):
+            stack.extend((value, in_type) for value in item)

@@ -1,0 +1,228 @@
+"""The guard's cache: a decision reused for other numeric constants is always the decision a fresh check makes.
+
+The equivalence test runs every query of the guard's suites (hostile and
+legitimate, TPC-H, the runaway and audit probes) through a cache primed with
+the query as written and then with several other sets of numeric constants,
+and requires, for each text, exactly the outcome the uncached guard gives:
+the same refusal, or the same relations, functions, fingerprint and rewritten
+statement.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pglast import parser
+
+import test_audit_findings_guarded
+import test_getdata_hostile
+import test_getdata_runaway
+import test_sql_guard
+import test_sql_guard_catalog
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
+from drivers.postgres.guard_cache import GuardCache
+from drivers.postgres.inheritance import read_as_only
+from drivers.postgres.query_policy import QueryPolicy
+from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
+from gateway.errors import QueryRejected
+from gateway.keys import POOLS, REGISTRY
+from support import GatewayFactory, connect, database_from, grant, register_database, user_headers
+from tpch_queries import TPCH_QUERIES
+
+PARTITIONED = frozenset({("pub", "parted")})
+_NUMBER = re.compile(r"\d")
+
+
+@pytest.fixture(scope="module")
+def policy() -> QueryPolicy:
+    connection = connect()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(CATALOG_SNAPSHOT_SQL)
+            row = cursor.fetchone()
+    finally:
+        connection.close()
+    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a test module's case lists (tuples, pytest.param, dicts, probes)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _strings(item)
+    elif hasattr(value, "values") and hasattr(value, "id"):  # pytest.param
+        yield from _strings(value.values)
+
+
+def _suite_queries() -> list[str]:
+    sources = [
+        test_sql_guard.HOSTILE_QUERIES, test_sql_guard.LEGITIMATE_QUERIES,
+        test_sql_guard_catalog.COSTS_ALLOWED, test_sql_guard_catalog.COSTS_REFUSED,
+        [f"select 1::{name}" for name in test_sql_guard_catalog.PLAIN_TYPES],
+        [f"select 1::{name}" for name, _ in test_sql_guard_catalog.REFUSED_TYPES],
+        test_getdata_hostile.HOSTILE_QUERIES, test_getdata_hostile.LEGITIMATE_QUERY,
+        test_getdata_runaway.RUNAWAY_QUERIES, test_getdata_runaway.ORDINARY_QUERIES,
+        test_getdata_runaway.CATALOG_PROBES, list(TPCH_QUERIES.values()),
+        [test_audit_findings_guarded._as_sent(p) for p in test_audit_findings_guarded.SMALL_INPUT_OVERRUNS],
+        EXTRA_QUERIES,
+    ]  # fmt: skip
+    found: dict[str, None] = {}
+    for source in sources:
+        for text in _strings(source):
+            if re.match(r"\s*(\(|select|with|table|values|insert|update|delete|explain|copy)", text, re.I):
+                found[text] = None
+    return list(found)
+
+
+EXTRA_QUERIES = [
+    # Numbers the decision depends on: type modifiers bound cost-driving arguments, float(p) picks a type.
+    "select ltrim(col, 'x'::char(1000)) from s.t",
+    "select strpos(col, cast('x' as varchar(1000))) from s.t",
+    "select ltrim(col, 1::float(24)::text) from s.t",
+    "select * from pub.parted where id = 10 union all select * from pub.items* where id = -20 limit 30",
+    "select id from s.t where id in (1, 22, 333) order by 1 offset 5",
+]
+
+
+def _variants(sql: str) -> list[str]:
+    """``sql`` with the digits of its numeric constants changed, keeping each constant's length."""
+    try:
+        tokens = parser.scan(sql)
+    except parser.ParseError:
+        return []
+    generator = random.Random(sql)
+    makers: list[Callable[[], str]] = [lambda: "9", lambda: "1", lambda: "7", lambda: str(generator.randint(1, 9))]
+    variants = []
+    for make in makers:
+        text = sql
+        for token in reversed(tokens):
+            if token.name in ("ICONST", "FCONST"):
+                number = _NUMBER.sub(lambda _: make(), text[token.start : token.end + 1])
+                text = text[: token.start] + number + text[token.end + 1 :]
+        if text != sql:
+            variants.append(text)
+    return variants
+
+
+def _outcome(decide: Callable[[], ParsedQuery]) -> tuple[Any, ...]:
+    try:
+        parsed = decide()
+    except QueryRejected as refusal:
+        return ("refused", refusal.reason, refusal.message)
+    significant = [
+        parsed.sql[t.start : t.end + 1] for t in parser.scan(parsed.sql) if t.name not in ("SQL_COMMENT", "C_COMMENT")
+    ]
+    return ("accepted", parsed.relations, parsed.functions, parsed.attribute_names, parsed.fingerprint, significant)
+
+
+def test_every_suite_query_gets_the_same_decision_cached_and_fresh(policy: QueryPolicy) -> None:
+    """For each suite query and its variants, the cached path answers exactly what a fresh check answers."""
+    queries = _suite_queries()
+    assert len(queries) > 600
+    readable: set[tuple[str, str]] = set()
+    for sql in queries:
+        try:
+            readable |= check_query(sql, None, policy).relations
+        except QueryRejected:
+            pass
+    granted = frozenset(readable)
+
+    def fresh(text: str) -> ParsedQuery:
+        return require_granted(read_as_only(check_query(text, None, policy), PARTITIONED), granted)
+
+    hits = 0
+    mismatches = []
+    for sql in queries:
+        cache = GuardCache()
+        for text in [sql, *_variants(sql), sql]:
+            cached = _outcome(lambda: cache.check(text, granted, lambda t: check_query(t, None, policy), PARTITIONED))
+            if cached != _outcome(lambda: fresh(text)):
+                mismatches.append(text)
+        hits += cache.hits
+    assert not mismatches, mismatches[:5]
+    assert hits > 300  # the cached path was taken, not only fresh checks
+
+
+def test_a_type_modifier_is_part_of_the_decision(policy: QueryPolicy) -> None:
+    """char(1000) fits the cost bound and char(9999) does not: the second is checked afresh and refused."""
+    cache = GuardCache()
+    granted = frozenset({("s", "t")})
+
+    def check(sql: str) -> ParsedQuery:
+        return cache.check(sql, granted, lambda t: check_query(t, None, policy), frozenset())
+
+    check("select ltrim(col, 'x'::char(1000)) from s.t")
+    with pytest.raises(QueryRejected):
+        check("select ltrim(col, 'x'::char(9999)) from s.t")
+    assert cache.hits == 0
+
+
+def test_a_longer_number_is_checked_afresh(policy: QueryPolicy) -> None:
+    """The guard bounds a cost-driving literal by its length, so the key keeps each number's length."""
+    cache = GuardCache()
+    granted = frozenset({("s", "t")})
+
+    def check(sql: str) -> ParsedQuery:
+        return cache.check(sql, granted, lambda t: check_query(t, None, policy), frozenset())
+
+    check(f"select ltrim(col, {'1' * 500}::text) from s.t")
+    with pytest.raises(QueryRejected, match="ltrim"):
+        check(f"select ltrim(col, {'1' * 1500}::text) from s.t")
+
+
+def test_point_lookups_with_other_ids_are_answered_from_the_cache(policy: QueryPolicy) -> None:
+    """The first lookup is checked, the next ones of the same constant length reuse it, each with its own ONLY text."""
+    cache = GuardCache()
+    granted = frozenset({("s", "t")})
+    answers = [
+        cache.check(f"SELECT id, name FROM s.t WHERE id = {n} ;", granted, lambda t: check_query(t, None, policy),
+                    frozenset())  # fmt: skip
+        for n in (1005, 1717, 4711, 9999)
+    ]
+    assert cache.hits == 3
+    assert [a.sql for a in answers] == [f"SELECT id, name FROM ONLY s.t WHERE id = {n}" for n in (1005, 1717, 4711, 9999)]
+
+
+def test_the_grant_check_runs_for_every_query_from_the_cache(policy: QueryPolicy) -> None:
+    """An entry made for one token's query does not let another token read a table it was not granted."""
+    cache = GuardCache()
+    cache.check("select * from s.t where id = 1", frozenset({("s", "t")}), lambda t: check_query(t, None, policy),
+                frozenset())  # fmt: skip
+    with pytest.raises(QueryRejected, match="not granted"):
+        cache.check("select * from s.t where id = 2", frozenset({("s", "u")}), lambda t: check_query(t, None, policy),
+                    frozenset())  # fmt: skip
+    assert cache.hits == 1
+
+
+async def test_getdata_answers_each_constant_through_the_cache(make_gateway: GatewayFactory) -> None:
+    """Through HTTP: lookups differing only in the id each answer their own row, the later ones from the cache."""
+    with database_from(
+        "CREATE SCHEMA sales; CREATE TABLE sales.items (id integer, note text);"
+        "INSERT INTO sales.items SELECT g, 'n' || g FROM generate_series(1, 50) g;"
+        "CREATE TABLE sales.items_child () INHERITS (sales.items); INSERT INTO sales.items_child VALUES (17, 'child')"
+    ) as database:
+        client: TestClient = await make_gateway()
+        await register_database(client, "shop", database)
+        await grant(client, "cache-reader-token-19af", "shop_sales_items")
+        for ident in (13, 17, 42):
+            answer = await client.get(
+                "/GetData",
+                params={"local_database_name": "shop", "query": f"select note from sales.items where id = {ident}"},
+                headers=user_headers("cache-reader-token-19af"),
+            )
+            body = await answer.json(content_type=None)
+            assert answer.status == 200, body
+            assert body[0]["data"] == [{"note": f"n{ident}"}]  # never a row of the child, which has 17 too
+        state = client.app[REGISTRY].state
+        pool = client.app[POOLS].get(state.databases["shop"])
+        assert pool.guard_cache.hits == 2  # type: ignore[attr-defined]
