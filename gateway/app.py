@@ -29,6 +29,7 @@ from gateway.keys import (
 )
 from gateway.library_logs import library_logs
 from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
+from gateway.loop_lag import measure_loop_lag
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
 from gateway.pools import DatabasePools
@@ -143,6 +144,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     setup_routes(app)
     setup_middlewares(app)
     app.cleanup_ctx.append(library_logs)
+    app.cleanup_ctx.append(measure_loop_lag)
     app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
     if audit_file is not None:

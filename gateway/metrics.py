@@ -56,6 +56,9 @@ OTHER_METHOD = "other"
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Methods kept as they are in the ``method`` label; a client may send any token there."""
 
+LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+"""Upper bounds of ``dbgateway_event_loop_lag_seconds``'s buckets (seconds); 20 ms is issue 10's bound."""
+
 _REFUSAL_REASONS = frozenset(reason.value for reason in RefusalReason)
 
 
@@ -223,6 +226,13 @@ class GatewayMetrics:
         )
         self.getdata_bytes = Counter(
             "dbgateway_getdata_bytes", "Response body bytes GetData sent.", ["database"], registry=self.registry
+        )
+        self.event_loop_lag = Histogram(
+            "dbgateway_event_loop_lag_seconds",
+            "How much later than asked the event loop woke a probe scheduled every 50 ms"
+            " (the time other work held it; gateway/loop_lag.py).",
+            buckets=LOOP_LAG_BUCKETS,
+            registry=self.registry,
         )
         self.registry.register(_PoolCollector(pool_stats))
 

@@ -226,3 +226,29 @@ async def test_getdata_answers_each_constant_through_the_cache(make_gateway: Gat
         state = client.app[REGISTRY].state
         pool = client.app[POOLS].get(state.databases["shop"])
         assert pool.guard_cache.hits == 2  # type: ignore[attr-defined]
+
+
+async def test_long_texts_are_checked_off_the_event_loop_with_the_same_decisions(make_gateway: GatewayFactory) -> None:
+    """Texts past the inline limit are checked in the pool's guard thread: a long query answers, a long one reading
+    an ungranted table is refused."""
+    with database_from(
+        "CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT INTO sales.items VALUES (1), (2);"
+        "CREATE TABLE sales.secret (id integer)"
+    ) as database:
+        client: TestClient = await make_gateway()
+        await register_database(client, "shop", database)
+        await grant(client, "long-text-token-4c1e", "shop_sales_items")
+        values = ", ".join(str(n) for n in range(2, 8000))
+        accepted = f"select id from sales.items where id in ({values}) order by id"
+        refused = f"select id from sales.items where id in ({values}) union select id from sales.secret"
+        assert len(accepted) > 2048 * 10
+        answers = []
+        for query in (accepted, refused):
+            answer = await client.post(
+                "/GetData", json={"local_database_name": "shop", "query": query},
+                headers=user_headers("long-text-token-4c1e"),
+            )  # fmt: skip
+            answers.append((answer.status, await answer.json(content_type=None)))
+        assert answers[0][0] == 200 and answers[0][1][0]["data"] == [{"id": 2}]
+        assert (answers[1][0], answers[1][1]["error"]) == (400, "query_rejected"), answers[1]
+        assert "sales.secret" in answers[1][1]["message"]

@@ -313,6 +313,23 @@ async def _wait_for_in_use(client: TestClient, database: str, connections: int) 
     raise AssertionError(f"the pool of {database} never had {connections} connection(s) in use")
 
 
+class TestEventLoopLag:
+    async def test_a_held_event_loop_shows_in_the_lag_histogram(self, gateway: TestClient) -> None:
+        """Holding the loop for 150 ms puts one more probe into the (0.1 s, 0.25 s] bucket."""
+        name = "dbgateway_event_loop_lag_seconds_bucket"
+
+        async def held() -> float:
+            samples = await scrape(gateway)
+            return samples.value(name, le="0.25") - samples.value(name, le="0.1")
+
+        before = await held()
+        time.sleep(0.15)  # noqa: ASYNC251 - the point: nothing else of the process runs meanwhile
+        deadline = time.monotonic() + 5
+        while await held() < before + 1:
+            assert time.monotonic() < deadline, "the probe did not record the held loop"
+            await asyncio.sleep(0.05)
+
+
 class TestMetricsProtection:
     async def test_metrics_require_admin_refuses_without_the_admin_token(self, gateway: TestClient) -> None:
         """By default (metrics_require_admin on) /metrics is 403 without (or with a wrong) admin token, 200 with it."""

@@ -36,6 +36,7 @@ give the same tokens as the guard's own rewrite, else nothing is kept.
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -72,6 +73,8 @@ class GuardCache:
 
     def __init__(self, capacity: int = 4096) -> None:
         self._entries: collections.OrderedDict[Key, _Entry] = collections.OrderedDict()
+        # The event loop checks short texts, the pool's guard thread long ones: both use the entries.
+        self._lock = threading.Lock()
         self._capacity = capacity
         self.hits = 0
         """Queries answered from an entry (for tests and the benchmark)."""
@@ -91,20 +94,24 @@ class GuardCache:
         if tokens is None:
             return require_granted(read_as_only(fresh_check(sql), partitioned), granted)
         key = _key(sql, tokens)
-        entry = self._entries.get(key)
+        with self._lock:
+            entry = self._entries.get(key)
         if entry is not None and all(_text(sql, tokens[i]) == text for i, text in entry.pinned):
-            self._entries.move_to_end(key)
-            self.hits += 1
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                self.hits += 1
             rewritten = _statement(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
             return require_granted(attrs.evolve(entry.template, sql=rewritten, range_vars=()), granted)
         checked = fresh_check(sql)
         answer = read_as_only(checked, partitioned)
         new_entry = _entry_for(sql, tokens, checked, answer, partitioned)
         if new_entry is not None:
-            self._entries[key] = new_entry
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
+            with self._lock:
+                self._entries[key] = new_entry
+                self._entries.move_to_end(key)
+                while len(self._entries) > self._capacity:
+                    self._entries.popitem(last=False)
         return require_granted(answer, granted)
 
 

@@ -16,6 +16,7 @@ exist, the watcher's one connection.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,6 +50,10 @@ from gateway.driver_protocol import (
     TableRef,
 )
 from gateway.errors import DatabaseUnavailable
+
+
+INLINE_CHECK_CHARS = 2048
+"""Query texts up to this long are checked on the event loop (well under a millisecond); longer ones in a thread."""
 
 
 @attrs.frozen
@@ -112,6 +117,7 @@ class PostgresPool:
         self._multi_batch_queries = MultiBatchQueries()
         self.guard_cache = GuardCache()
         """Decisions of the guard for queries that differ only in numeric constants (``guard_cache.py``)."""
+        self._guard_thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sql-guard")
         self._runaways = RunawayBackends(
             BackendSlots(limits.max_size, limits.min_size), self._open_watcher_connection, logger
         )
@@ -223,8 +229,17 @@ class PostgresPool:
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
         policy = await self.query_policy()
         partitioned = await self.partitioned_tables()
-        # The cache runs the grant check itself; the guard checks everything else once per key.
-        return self.guard_cache.check(sql, granted, lambda text: check_query(text, None, policy), partitioned)
+
+        def checked() -> ParsedQuery:
+            # The cache runs the grant check itself; the guard checks everything else once per key.
+            return self.guard_cache.check(sql, granted, lambda text: check_query(text, None, policy), partitioned)
+
+        if len(sql) <= INLINE_CHECK_CHARS:
+            return checked()
+        # Parsing and walking 100 KiB of SQL takes a few hundred milliseconds: on the event loop, every
+        # other request of the process would wait that long. One thread per pool takes them in turn;
+        # pglast parses without the GIL and the walk yields it every few milliseconds.
+        return await asyncio.get_running_loop().run_in_executor(self._guard_thread, checked)
 
     def run_query(self, checked: ParsedQuery) -> Any:
         return self._run_query(checked)
@@ -258,6 +273,7 @@ class PostgresPool:
         )
 
     async def close(self) -> None:
+        self._guard_thread.shutdown(wait=False, cancel_futures=True)
         await self._runaways.close()
         pool, self._pool = self._pool, None
         if pool is not None:
