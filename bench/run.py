@@ -11,7 +11,8 @@ One run, in this order, takes about three minutes:
 4. small queries at concurrency 16 and 64: pgbench, the bare pass-through
    (``bench/passthrough.py``), the gateway with ``workers = 1`` and with
    ``--workers``, each under the same load;
-5. small queries under wrk at concurrency 16 while large results stream;
+5. small queries under wrk at concurrency 16 while large results stream, then
+   while 96 KiB query texts arrive (the event loop's lag read from /metrics);
 6. stops the gateway, drops the database, writes ``bench/results/<UTC time>.json``
    and ``bench/results/latest.json``, and prints the table.
 
@@ -37,6 +38,7 @@ from typing import Any
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import GatewayProcess, PassThroughProcess
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
+from bench.large_texts import large_texts_beside_small_queries
 from bench.report import CONTENDERS, check_targets, large_result_figures, render_table, small_query_figures, write_results
 from bench.small_queries import LoadResult, run_pgbench, run_wrk, write_wrk_script
 
@@ -135,6 +137,10 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
 
         _step(f"small queries at concurrency 16 while large results stream ({seconds} s)")
         mixed = asyncio.run(small_queries_while_streaming(gateway, wrk_script, 16, seconds))
+        _step(f"small queries at concurrency 16 while 96 KiB query texts arrive, one worker ({seconds} s)")
+        texts = asyncio.run(
+            large_texts_beside_small_queries(one_worker, scripts[one_worker.base_url], 16, seconds)
+        )
     finally:
         for process in servers:
             process.stop()
@@ -144,7 +150,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "small_queries": small,
         "large_result": large,
         "small_queries_while_streaming": mixed.as_dict(),
-        "targets": check_targets(small, large, mixed),
+        "small_queries_beside_large_texts": texts.as_dict(),
+        "targets": check_targets(small, large, mixed, texts),
     }
 
 
