@@ -41,7 +41,7 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
     for type_name in walker.type_names:
         _check_type_name(type_name, policy)
     _check_function_names(walker, policy)
-    types = ExpressionTypes(policy)
+    types = ExpressionTypes(policy, frozenset(walker.other_names))
     bounds = ArgumentBounds(policy, types, walker.table_names, walker.other_names)
     for call, _ in walker.calls:
         _check_text_search_literals(call, policy, types)
@@ -50,10 +50,19 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
     for call, scope in walker.calls:
         _check_call_costs(call, scope, policy, types, bounds)
         _check_function_style_cast(call, scope, policy, types, bounds)
+    for call, scope in walker.attribute_calls:
+        if policy.catalog.overloads.get(_called_name(call)) or policy.catalog.type_named(_called_name(call)):
+            # x.name may be name(x): checked as that call wherever x could have no such column.
+            _check_call_costs(call, scope, policy, types, bounds)
+            _check_function_style_cast(call, scope, policy, types, bounds)
     for cast, scope in walker.casts:
         _check_cast_cost(cast, scope, policy, types, bounds)
     for site in walker.operator_sites:
         _check_operator_costs(site, policy, types, bounds)
+
+
+def _called_name(call: dict) -> str:
+    return str(call["funcname"][-1]["String"]["sval"])
 
 
 def _check_type_name(type_name: dict, policy: QueryPolicy) -> None:

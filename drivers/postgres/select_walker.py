@@ -82,6 +82,8 @@ class SelectTreeWalker:
         """Every FuncCall node with the scope its arguments are evaluated in."""
         self.casts: list[tuple[dict, Scope | None]] = []
         """Every TypeCast node with its scope."""
+        self.attribute_calls: list[tuple[dict, Scope | None]] = []
+        """``name(x)`` for every ``x.name`` / ``(x).name``: PostgreSQL calls it when x has no column ``name``."""
         self.operator_sites: list[OperatorSite] = []
         """Every operator application, spelled or implied."""
         self.table_names: set[str] = set()
@@ -309,24 +311,38 @@ class SelectTreeWalker:
             )
         return (), ctes_in_scope
 
-    def _note_attribute(self, name: str) -> None:
+    def _note_attribute(self, name: str, row: dict) -> None:
+        """``row.name``: a column, or PostgreSQL's functional notation ``name(row)``, checked as a call too."""
         if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
             raise QueryRejected(
                 f"type {display_name(name)} is not allowed: it looks up catalog objects",
                 reason=RefusalReason.TYPE,
             )
         self.attribute_names.add(name)
+        call = {"funcname": [{"String": {"sval": name}}], "args": [row], "attribute_notation": True}
+        self.attribute_calls.append((call, self._scope))
 
     def _check_ColumnRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         fields = node.get("fields", ())
+        if len(fields) >= 4:
+            # db.schema.table.column (or .*): the database's own error would compare the name with its own.
+            raise QueryRejected(
+                f"column reference {'.'.join(f.get('String', {}).get('sval', '*') for f in fields)} names a database: "
+                "cross-database references are not allowed, write table.column or schema.table.column",
+                reason=RefusalReason.CROSS_DATABASE,
+            )
         if len(fields) >= 2 and "String" in fields[-1]:
-            self._note_attribute(fields[-1]["String"]["sval"])
+            # The row is the whole row of what the qualifier names (a table, CTE, sub-select or column).
+            self._note_attribute(fields[-1]["String"]["sval"], {"ColumnRef": {"fields": fields[:-1], "row": True}})
         return (), ctes_in_scope
 
     def _check_A_Indirection(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        for item in node.get("indirection", ()):
+        items = node.get("indirection", ())
+        for position, item in enumerate(items):
             if "String" in item:
-                self._note_attribute(item["String"]["sval"])
+                row = node["arg"] if position == 0 else {
+                    "A_Indirection": {"arg": node["arg"], "indirection": items[:position]}}
+                self._note_attribute(item["String"]["sval"], row)
         return (), ctes_in_scope
 
     def _check_ParamRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
