@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import attrs
 
+from gateway.errors import QueryRejected, RefusalReason
+
 _BETWEEN_OPERATORS = {
     "AEXPR_BETWEEN": ("<=", ">="), "AEXPR_BETWEEN_SYM": ("<=", ">="),
     "AEXPR_NOT_BETWEEN": ("<", ">"), "AEXPR_NOT_BETWEEN_SYM": ("<", ">"),
@@ -88,17 +90,29 @@ def from_items(from_clause: list[dict], ctes_in_scope: frozenset[str]) -> FromIt
             elif alias:
                 others.add(alias)
             if kind == "RangeFunction":  # without an alias, a function in FROM is named after itself
-                others.update(_function_names(node))
+                others.update(_function_names(node, aliased=bool(alias)))
     return FromItems(only_tables, frozenset(tables), frozenset(others))
 
 
-def _function_names(range_function: dict) -> set[str]:
+def _function_names(range_function: dict, *, aliased: bool) -> set[str]:
+    """The names an unaliased function in FROM goes by; an expression there (CAST, COALESCE...) needs an alias.
+
+    PostgreSQL names ``FROM coalesce(x)`` after the expression; the guard would not know that name, and a
+    qualified column ``coalesce.coalesce`` could then pass for a column of an outer table of that name.
+    """
     names: set[str] = set()
     for item in range_function.get("functions", ()):
-        for part in item.get("List", {}).get("items", ()):
-            call = part.get("FuncCall")
-            if call:
-                names.update(n["String"]["sval"] for n in call.get("funcname", ()) if "String" in n)
+        parts = item.get("List", {}).get("items", ())
+        expression = parts[0] if parts else None
+        call = expression.get("FuncCall") if expression else None
+        if call:
+            names.update(n["String"]["sval"] for n in call.get("funcname", ()) if "String" in n)
+        elif expression is not None and not aliased:
+            raise QueryRejected(
+                "an expression in FROM that is not a function call needs an alias: "
+                "write FROM expression AS name",
+                reason=RefusalReason.CONSTRUCT,
+            )
     return names
 
 
