@@ -84,6 +84,10 @@ COST_BOUNDED_FUNCTIONS: dict[str, tuple[int, ...]] = {
     "websearch_to_tsquery(text)": (0,),
     "websearch_to_tsquery(regconfig, text)": (1,),
     "tsqueryin": (0,),
+    # text @@ text and text @@ tsquery: to_tsvector(left) @@ plainto_tsquery(right) built at run time,
+    # the right operand's tsquery construction as costly as plainto_tsquery's.
+    "ts_match_tt": (1,),
+    "ts_match_tq": (1,),
     # Unicode normalisation reorders combining marks one pair at a time.
     "normalize(text, text)": (0,),
     "is_normalized(text, text)": (0,),

@@ -57,6 +57,8 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
             _check_function_style_cast(call, scope, policy, types, bounds)
     for cast, scope in walker.casts:
         _check_cast_cost(cast, scope, policy, types, bounds)
+    for expression, type_names, scope in walker.column_definitions:
+        _check_column_definitions(expression, type_names, scope, policy, types, bounds)
     for site in walker.operator_sites:
         _check_operator_costs(site, policy, types, bounds)
 
@@ -235,7 +237,8 @@ def _check_cast_cost(
 
 
 def _check_reading_cost(
-    target: frozenset[int], value: dict | None, scope: Scope | None, policy: QueryPolicy, bounds: ArgumentBounds
+    target: frozenset[int], value: dict | None, scope: Scope | None, policy: QueryPolicy, bounds: ArgumentBounds,
+    what: str = "a cast to",
 ) -> None:
     """A cast may read its value's text with the target type's input function: bound it if that is costly."""
     for oid in target:
@@ -247,8 +250,25 @@ def _check_reading_cost(
             positions = policy.cost_bounded.get(overload.oid)
             reason = bounds.unbounded_reason(value, scope) if positions else None
             if positions and reason:
-                _refuse_cost(policy, f"a cast to {policy.catalog.type_name(oid)}", overload, positions,
-                             "the value cast", reason)
+                where = "the value cast" if what == "a cast to" else "each argument of the function"
+                _refuse_cost(policy, f"{what} {policy.catalog.type_name(oid)}", overload, positions, where, reason)
+
+
+def _check_column_definitions(
+    expression: dict, type_names: list[dict], scope: Scope | None, policy: QueryPolicy, types: ExpressionTypes,
+    bounds: ArgumentBounds,
+) -> None:
+    """``f(...) AS r(c type)`` reads text out of f's arguments with each type's input function: like a cast.
+
+    Where that input function is cost-bounded (tsquery, multiranges), every argument of f must be bounded.
+    """
+    kind, node = unwrap(expression)
+    values = [unwrap(a)[1]["arg"] if "NamedArgExpr" in a else a for a in call_arguments(node)] \
+        if kind == "FuncCall" else [expression]
+    for type_name in type_names:
+        for value in values:
+            _check_reading_cost(types.cast_type(type_name), value, scope, policy, bounds,
+                                what="a column definition of type")
 
 
 def _check_function_style_cast(

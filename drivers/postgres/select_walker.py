@@ -82,6 +82,8 @@ class SelectTreeWalker:
         """Every FuncCall node with the scope its arguments are evaluated in."""
         self.casts: list[tuple[dict, Scope | None]] = []
         """Every TypeCast node with its scope."""
+        self.column_definitions: list[tuple[dict, list[dict], Scope | None]] = []
+        """Every function in FROM with a column definition list: (expression, its TypeNames, scope)."""
         self.attribute_calls: list[tuple[dict, Scope | None]] = []
         """``name(x)`` for every ``x.name`` / ``(x).name``: PostgreSQL calls it when x has no column ``name``."""
         self.operator_sites: list[OperatorSite] = []
@@ -206,6 +208,19 @@ class SelectTreeWalker:
         scope = own_level if node.get("lateral") or own_level is None else own_level.parent
         self._push_children("RangeSubselect", "subquery", node["subquery"], ctes_in_scope, scope)
         return ("subquery",), ctes_in_scope
+
+    def _check_RangeFunction(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        # jsonb_to_record(x) AS r(q tsquery) reads x's text with each column type's input function.
+        for item in node.get("functions", ()):
+            parts = item.get("List", {}).get("items", ())
+            if not parts:
+                continue
+            own = parts[1].get("List", {}).get("items", ()) if len(parts) > 1 and parts[1] else ()
+            definitions = list(own) or list(node.get("coldeflist", ()))
+            type_names = [d["ColumnDef"]["typeName"] for d in definitions if "typeName" in d.get("ColumnDef", {})]
+            if type_names:
+                self.column_definitions.append((parts[0], type_names, self._scope))
+        return (), ctes_in_scope
 
     def _check_RangeTableFunc(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         raise QueryRejected(f"XMLTABLE is not allowed: {_XML_PARSING}", reason=RefusalReason.FUNCTION)
