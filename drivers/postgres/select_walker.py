@@ -278,8 +278,17 @@ class SelectTreeWalker:
                 f"type {display_name(name)} is not allowed: it looks up catalog objects",
                 reason=RefusalReason.TYPE,
             )
+        for modifier in node.get("typmods", ()):
+            if "ival" not in modifier.get("A_Const", {}):
+                # bit('80000000'), numeric(a): PostgreSQL hands text to the type's modifier parser, which the
+                # guard's size bounds (integers only) would not see.
+                raise QueryRejected(
+                    f"type modifier of {display_name(name)} is not allowed: write it as an integer, "
+                    f"as in {name}(10)",
+                    reason=RefusalReason.TYPE,
+                )
         self.type_names.append(node)
-        return ("names",), ctes_in_scope
+        return ("names", "typmods"), ctes_in_scope
 
     def _builtin_operator(self, names: list[str]) -> str:
         name = builtin_name(names)
