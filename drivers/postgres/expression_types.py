@@ -216,8 +216,10 @@ class ExpressionTypes:
         if kind == "AEXPR_NULLIF":
             return self.of(found[0]) if found else ANY_TYPE
         name = builtin_name_of(node.get("name", ()))
-        if name is None or any("RowExpr" in operand for operand in found):
-            return frozenset({_BOOL}) if name else ANY_TYPE
+        if name is None:
+            return ANY_TYPE
+        if len(found) == 2 and all("RowExpr" in operand for operand in found):
+            return frozenset({_BOOL})  # a row comparison; one ROW(...) operand is a record (ROW(x) || 'y' is text)
         implementations = self.policy.possible_operators(name, tuple(self.of(o) for o in found))
         return self.policy.result_types(op.result for op in implementations)
 

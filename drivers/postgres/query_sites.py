@@ -122,14 +122,27 @@ def _row_parts(operand: dict | None) -> list[dict | None]:
     return [operand]
 
 
+def _is_row(operand: dict | None) -> bool:
+    return operand is not None and "RowExpr" in operand
+
+
 def _pairs(name: str, left: dict | None, right: dict | None, scope: Scope | None) -> list[OperatorSite]:
-    """A comparison of two operands; rows are compared element by element."""
+    """An operator applied to two operands; ``ROW(...) op ROW(...)`` applies it element by element.
+
+    Only two row constructors are compared pairwise (PostgreSQL's row comparison); with one row the
+    operator takes a ``record`` operand (``ROW(x) || 'y'`` concatenates the row's text).
+    """
+    if not (_is_row(left) and _is_row(right)):
+        return [OperatorSite(name, (left, right), scope)]
     lefts, rights = _row_parts(left), _row_parts(right)
-    if len(lefts) == len(rights):
-        pairs = list(zip(lefts, rights))
-    else:  # PostgreSQL refuses mismatched rows; check every combination anyway
-        pairs = [(a, b) for a in lefts for b in rights]
-    return [OperatorSite(name, (a, b), scope) for a, b in pairs]
+    if len(lefts) != len(rights):
+        # PostgreSQL refuses it too; refusing here keeps the check linear (no pair of every element).
+        raise QueryRejected(
+            f"ROW(...) {name} ROW(...) compares rows of {len(lefts)} and {len(rights)} fields: "
+            "rows compared must have the same number of fields",
+            reason=RefusalReason.CONSTRUCT,
+        )
+    return [OperatorSite(name, (a, b), scope) for a, b in zip(lefts, rights)]
 
 
 def expression_sites(kind: str, node: dict, name: str | None, scope: Scope | None) -> list[OperatorSite]:
