@@ -48,8 +48,9 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
     for site in walker.operator_sites:
         _check_operator(site, policy, types)
     for call, scope in walker.calls:
-        _check_call_costs(call, scope, policy, types, bounds)
+        # A cast first: typename(x) with no overload taking x exactly is a cast, whatever else it might be.
         _check_function_style_cast(call, scope, policy, types, bounds)
+        _check_call_costs(call, scope, policy, types, bounds)
     for call, scope in walker.attribute_calls:
         if policy.catalog.overloads.get(_called_name(call)) or policy.catalog.type_named(_called_name(call)):
             # x.name may be name(x): checked as that call wherever x could have no such column.
