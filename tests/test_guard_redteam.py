@@ -104,6 +104,9 @@ async def test_attribute_notation_on_known_columns_still_works(client: TestClien
     await answered(client, "select d.body, (d).id, length(d.body) from public.docs d order by d.id")
     await answered(client, "with c as (select id, body from public.docs) select c.body from c")
     await answered(client, "select s.x from (select body as x from public.docs) s")
+    # A column named like a cost-bounded function is still a column when the sub-select or CTE has it.
+    await answered(client, "with c as (select plainto_tsquery('alpha') as to_tsquery) select c.to_tsquery from c")
+    await answered(client, "select v.tsquery from (values ('a')) v(tsquery)")
 
 
 # -- 2. Expressions in FROM ------------------------------------------------------------------------------

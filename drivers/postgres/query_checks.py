@@ -52,6 +52,8 @@ def check_against_catalog(walker: SelectTreeWalker, policy: QueryPolicy) -> None
         _check_function_style_cast(call, scope, policy, types, bounds)
         _check_call_costs(call, scope, policy, types, bounds)
     for call, scope in walker.attribute_calls:
+        if walker.is_known_column(call):
+            continue
         if policy.catalog.overloads.get(_called_name(call)) or policy.catalog.type_named(_called_name(call)):
             # x.name may be name(x): checked as that call wherever x could have no such column.
             _check_call_costs(call, scope, policy, types, bounds)

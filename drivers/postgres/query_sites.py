@@ -184,3 +184,27 @@ def join_sites(node: dict, scope: Scope | None) -> list[OperatorSite]:
     if node.get("usingClause") or node.get("isNatural"):
         return [OperatorSite("=", (None, None), scope)]
     return []
+
+
+def output_columns(select: dict, renames: list[str]) -> frozenset[str]:
+    """Names certainly among the columns of a sub-select or CTE body (``renames``: its alias's column list).
+
+    A select-list item counts when named (``AS x``) or a column reference (its last name); ``VALUES``
+    columns are ``column1``...; the alias's names replace the first ones. After a ``*`` positions are
+    unknown, so only the alias's names count then.
+    """
+    while select.get("op", "SETOP_NONE") != "SETOP_NONE" and isinstance(select.get("larg"), dict):
+        select = select["larg"].get("SelectStmt", select["larg"])
+    names: list[str | None] = []
+    if select.get("valuesLists"):
+        first = select["valuesLists"][0].get("List", {}).get("items", ())
+        names = [f"column{i + 1}" for i in range(len(first))]
+    for target in select.get("targetList", ()):
+        result = target.get("ResTarget", {})
+        fields = result.get("val", {}).get("ColumnRef", {}).get("fields", ())
+        if fields and "A_Star" in fields[-1]:
+            return frozenset(renames)
+        names.append(result.get("name") or (fields[-1].get("String", {}).get("sval") if fields else None))
+    names[: len(renames)] = renames
+    return frozenset(name for name in names if name)
+

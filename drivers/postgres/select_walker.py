@@ -22,6 +22,7 @@ from drivers.postgres.query_sites import (
     case_sites,
     expression_sites,
     from_items,
+    output_columns,
     join_sites,
     sublink_sites,
 )
@@ -84,6 +85,8 @@ class SelectTreeWalker:
         """Every TypeCast node with its scope."""
         self.column_definitions: list[tuple[dict, list[dict], Scope | None]] = []
         """Every function in FROM with a column definition list: (expression, its TypeNames, scope)."""
+        self.row_columns: dict[str, list[frozenset[str]]] = {}
+        """Column names known for each sub-select alias and CTE name (one entry per definition)."""
         self.attribute_calls: list[tuple[dict, Scope | None]] = []
         """``name(x)`` for every ``x.name`` / ``(x).name``: PostgreSQL calls it when x has no column ``name``."""
         self.operator_sites: list[OperatorSite] = []
@@ -169,6 +172,8 @@ class SelectTreeWalker:
             # itself or a later one would fall through to a real table.
             # A CTE body sees the levels around its WITH, not that level's FROM items.
             visible = names if recursive else names[:position]
+            renames = [n["String"]["sval"] for n in cte.get("aliascolnames", ()) if "String" in n]
+            self.row_columns.setdefault(cte["ctename"], []).append(output_columns(query, renames))
             self._stack.append((query_type, query, outer | frozenset(visible), self._scope))
             for field, value in cte.items():
                 if field != "ctequery":
@@ -203,6 +208,11 @@ class SelectTreeWalker:
         return (), ctes_in_scope
 
     def _check_RangeSubselect(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        alias = node.get("alias", {})
+        if alias.get("aliasname") and "SelectStmt" in node["subquery"]:
+            renames = [n["String"]["sval"] for n in alias.get("colnames", ()) if "String" in n]
+            columns = output_columns(node["subquery"]["SelectStmt"], renames)
+            self.row_columns.setdefault(alias["aliasname"], []).append(columns)
         # Without LATERAL a sub-select in FROM cannot see its own level's FROM items.
         own_level = self._scope
         scope = own_level if node.get("lateral") or own_level is None else own_level.parent
@@ -334,6 +344,16 @@ class SelectTreeWalker:
                 reason=RefusalReason.FUNCTION,
             )
         return (), ctes_in_scope
+
+    def is_known_column(self, call: dict) -> bool:
+        """True when the attribute call of ``q.name`` certainly reads a column: the only sub-select or CTE
+        called q (and no table) has a column ``name``. Asked after the walk, when every definition is known."""
+        fields = call["args"][0].get("ColumnRef", {}).get("fields", ())
+        if len(fields) != 1 or "String" not in fields[0]:
+            return False
+        definitions = self.row_columns.get(fields[0]["String"]["sval"], ())
+        name = call["funcname"][-1]["String"]["sval"]
+        return len(definitions) == 1 and fields[0]["String"]["sval"] not in self.table_names and name in definitions[0]
 
     def _note_attribute(self, name: str, row: dict) -> None:
         """``row.name``: a column, or PostgreSQL's functional notation ``name(row)``, checked as a call too."""
