@@ -29,7 +29,8 @@ SELECT
    WHERE n.nspname = 'pg_catalog')::text AS types,
   (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(
        p.oid, p.proname, p.prokind, p.provolatile, p.prorettype, p.proargtypes::pg_catalog.oid[],
-       p.proallargtypes, p.pronargdefaults, p.provariadic, p.proretset))
+       p.proallargtypes, p.pronargdefaults, p.provariadic, p.proretset,
+       CASE WHEN p.prolang IN (12, 13) THEN p.prosrc END))
    FROM pg_catalog.pg_proc p
    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
    WHERE n.nspname = 'pg_catalog')::text AS functions,
@@ -102,6 +103,9 @@ class FunctionOverload:
     """``provariadic``: element type of the VARIADIC argument, or 0."""
     returns_set: bool
     """``proretset``."""
+    source: str = ""
+    """``prosrc`` of an internal or C function: the C symbol that implements it (``like`` and ``textlike``
+    share ``textlike``); empty for SQL functions."""
 
     @property
     def builtin(self) -> bool:
@@ -226,4 +230,5 @@ def _function(row: Sequence[Any]) -> FunctionOverload:
         defaults=int(row[7] or 0),
         variadic=int(row[8] or 0),
         returns_set=bool(row[9]),
+        source=str(row[10] or "") if len(row) > 10 else "",
     )

@@ -84,6 +84,10 @@ COST_BOUNDED_FUNCTIONS: dict[str, tuple[int, ...]] = {
     "websearch_to_tsquery(text)": (0,),
     "websearch_to_tsquery(regconfig, text)": (1,),
     "tsqueryin": (0,),
+    # text @@ text and text @@ tsquery: to_tsvector(left) @@ plainto_tsquery(right) built at run time,
+    # the right operand's tsquery construction as costly as plainto_tsquery's.
+    "ts_match_tt": (1,),
+    "ts_match_tq": (1,),
     # Unicode normalisation reorders combining marks one pair at a time.
     "normalize(text, text)": (0,),
     "is_normalized(text, text)": (0,),
@@ -104,6 +108,19 @@ COST_BOUNDED_FUNCTIONS: dict[str, tuple[int, ...]] = {
     # unistr 1.8 s at 16 Mi escapes, array_replace 2.2 s at 32 Mi elements).
     "unistr(text)": (0,),
     "array_replace": (0,),
+    # Red team: builders that sort or merge every element against the others without checking for
+    # interrupts. jsonb_object/json_object pair two key and value arrays; a multirange constructor
+    # (VARIADIC ranges, one C function for every multirange type) and range_agg over multiranges
+    # merge the ranges one by one.
+    "jsonb_object(text[], text[])": (0, 1),
+    "json_object(text[], text[])": (0, 1),
+    "int4multirange(int4range[])": (0,),
+    "int8multirange(int8range[])": (0,),
+    "nummultirange(numrange[])": (0,),
+    "datemultirange(daterange[])": (0,),
+    "tsmultirange(tsrange[])": (0,),
+    "tstzmultirange(tstzrange[])": (0,),
+    "range_agg(anymultirange)": (0,),
 }
 """Function overload -> argument positions whose sizes multiply into its running time."""
 
@@ -163,5 +180,13 @@ SIZE_BOUNDED_BY_ARGUMENTS: dict[str, tuple[int, ...]] = {
     "jsonb_concat": (0, 1),
     "tsvector_concat": (0, 1),
     "tsquery_or": (0, 1),
+    # Range constructors: two bounds and a flags string, so int4multirange(int4range(1, 2), ...) of
+    # literals stays bounded.
+    "int4range": EVERY_ARGUMENT,
+    "int8range": EVERY_ARGUMENT,
+    "numrange": EVERY_ARGUMENT,
+    "daterange": EVERY_ARGUMENT,
+    "tsrange": EVERY_ARGUMENT,
+    "tstzrange": EVERY_ARGUMENT,
 }
 """Function overload -> argument positions that carry its result's size (keys as above)."""

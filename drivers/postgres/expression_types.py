@@ -106,8 +106,10 @@ def call_arguments(node: dict) -> list[dict]:
 class ExpressionTypes:
     """Possible types of expressions of one parse tree, remembered per node."""
 
-    def __init__(self, policy: QueryPolicy) -> None:
+    def __init__(self, policy: QueryPolicy, row_names: frozenset[str] = frozenset()) -> None:
         self.policy = policy
+        self.row_names = row_names
+        """Names of FROM items that are no table (sub-selects, CTEs, functions): ``f(name)`` may be a column."""
         self._known: dict[int, TypeSet] = {}
         self._overloads: dict[int, tuple | None] = {}
 
@@ -155,6 +157,8 @@ class ExpressionTypes:
         if kind == "A_Expr":
             return self._operator_expression(node)
         if kind == "FuncCall":
+            if self.maybe_column(node):
+                return ANY_TYPE
             overloads = self.possible_overloads(node)
             return ANY_TYPE if overloads is None else policy.result_types(o.result for o in overloads)
         if kind in _BOOLEAN_NODES:
@@ -212,10 +216,20 @@ class ExpressionTypes:
         if kind == "AEXPR_NULLIF":
             return self.of(found[0]) if found else ANY_TYPE
         name = builtin_name_of(node.get("name", ()))
-        if name is None or any("RowExpr" in operand for operand in found):
-            return frozenset({_BOOL}) if name else ANY_TYPE
+        if name is None:
+            return ANY_TYPE
+        if len(found) == 2 and all("RowExpr" in operand for operand in found):
+            return frozenset({_BOOL})  # a row comparison; one ROW(...) operand is a record (ROW(x) || 'y' is text)
         implementations = self.policy.possible_operators(name, tuple(self.of(o) for o in found))
         return self.policy.result_types(op.result for op in implementations)
+
+    def maybe_column(self, node: dict) -> bool:
+        """True for ``f(x)`` where x may be the row of a sub-select, CTE or function: then it may be column x.f."""
+        arguments = node.get("args", ())
+        if len(arguments) != 1 or set(node) - {"funcname", "args", "funcformat", "location"}:
+            return False
+        fields = arguments[0].get("ColumnRef", {}).get("fields", ())
+        return len(fields) == 1 and fields[0].get("String", {}).get("sval") in self.row_names
 
     def possible_overloads(self, node: dict) -> tuple | None:
         """The overloads a FuncCall node could run, or None when it names no pg_catalog function."""

@@ -98,6 +98,12 @@ class ArgumentBounds:
                 stack.extend((child, False) for child in children if id(child) not in self._known)
         return self._known[id(expression)]
 
+    def _may_call(self, indirection: dict) -> bool:
+        """True when some ``.name`` of ``(x).name`` names a pg_catalog function or type (then maybe ``name(x)``)."""
+        catalog = self.policy.catalog
+        names = [item["String"]["sval"] for item in indirection.get("indirection", ()) if "String" in item]
+        return any(name in catalog.overloads or name in catalog.type_oids for name in names)
+
     def _fixed_length(self, expression: dict) -> bool:
         return self.policy.is_fixed_length(self.types.of(expression))
 
@@ -111,6 +117,10 @@ class ArgumentBounds:
         if kind == "CaseExpr":
             results = [when["CaseWhen"]["result"] for when in node.get("args", ())]
             return results + ([node["defresult"]] if "defresult" in node else [])
+        if kind == "FuncCall" and self.types.maybe_column(node):
+            return []
+        if kind == "A_Indirection" and self._may_call(node):
+            return []  # (x).name may be name(x), a value computed in the query
         if kind in _PASS_THROUGH or kind == "TypeCast":
             return [node["arg"]] if "arg" in node else []
         if kind == "A_Expr" and node.get("kind") == "AEXPR_NULLIF":
@@ -163,6 +173,10 @@ class ArgumentBounds:
             return cast if isinstance(cast, str) else Bound(cast.literal_bytes + sum(sizes), cast.columns)
         if kind == "A_Indirection" and any("A_Star" in item for item in node.get("indirection", ())):
             return "(x).* is computed in the query"
+        if kind == "A_Indirection" and self._may_call(node):
+            return "(x).name may call function name(x), computed in the query"
+        if kind == "FuncCall" and self.types.maybe_column(node):
+            return "f(x) may be column x.f of a sub-select, CTE or function in FROM, computed in the query"
         children = self._children(kind, node, expression)
         if kind in _CHOICES:
             return self._combine(children, max)
@@ -186,6 +200,8 @@ class ArgumentBounds:
         names = [field.get("String", {}).get("sval") for field in fields]
         if not names or None in names:
             return "a whole-row or starred reference is computed in the query"
+        if node.get("row") and len(names) == 1 and names[0] in self._table_names:
+            return Bound(0, 1)  # the whole row of a table of the database (x in x.name)
         if len(names) == 1:
             certain = scope is not None and scope.only_tables
         else:

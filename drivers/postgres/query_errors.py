@@ -35,10 +35,22 @@ class CanceledStatementLogFilter(logging.Filter):
         return not isinstance(error, pg_ext.QueryCanceledError)
 
 
+MAX_MESSAGE_BYTES = 1024
+"""The most UTF-8 bytes of a database message passed on: an echoed literal must not make a huge error body."""
+
+
 def database_message(exc: psycopg2.Error) -> str:
     diag = getattr(exc, "diag", None)
     primary = getattr(diag, "message_primary", None)
-    return primary or first_line(exc)
+    return cut_message(primary or first_line(exc))
+
+
+def cut_message(message: str) -> str:
+    """``message`` cut to ``MAX_MESSAGE_BYTES`` of UTF-8 at a character boundary, marked when cut."""
+    encoded = message.encode("utf-8", "replace")
+    if len(encoded) <= MAX_MESSAGE_BYTES:
+        return message
+    return encoded[:MAX_MESSAGE_BYTES].decode("utf-8", "ignore") + " ... (cut)"
 
 
 def timeout_error(limits: PoolLimits) -> QueryTimeout:

@@ -44,6 +44,29 @@ def resolve_signatures(catalog: CatalogSnapshot, table: Mapping[str, tuple[int, 
     return resolved
 
 
+def with_shared_implementations(
+    catalog: CatalogSnapshot, resolved: Mapping[int, tuple[int, ...]]
+) -> dict[int, tuple[int, ...]]:
+    """``resolved`` plus every overload implemented by the same C function (``prosrc``) as one in it.
+
+    ``like(text, text)``, ``textlike`` and the operator ``~~`` all run ``textlike``: a rule keyed by one
+    name must hold for every alias, or the alias escapes it.
+    """
+    # Keyed by symbol and argument count (the C code reads its arguments by position); aggregates all
+    # share the placeholder aggregate_dummy, so only plain functions count.
+    by_source: dict[tuple[str, int], set[int]] = {}
+    for oid, positions in resolved.items():
+        overload = catalog.functions.get(oid)
+        if overload is not None and overload.source and overload.kind == "f":
+            by_source.setdefault((overload.source, len(overload.arguments)), set()).update(positions)
+    expanded = dict(resolved)
+    for overload in catalog.functions.values():
+        key = (overload.source, len(overload.arguments))
+        if overload.kind == "f" and key in by_source and overload.oid not in expanded:
+            expanded[overload.oid] = tuple(sorted(by_source[key]))
+    return expanded
+
+
 def _type_oid(catalog: CatalogSnapshot, name: str) -> int:
     if name.endswith("[]"):
         element = catalog.type_named(name[:-2])
@@ -81,7 +104,8 @@ class QueryPolicy:
         object.__setattr__(self, "nameable", nameable)
         object.__setattr__(self, "reachable", reachable_types(catalog, nameable, allowed))
         object.__setattr__(self, "matching", TypeMatching(catalog, self.reachable))
-        object.__setattr__(self, "cost_bounded", resolve_signatures(catalog, COST_BOUNDED_FUNCTIONS))
+        cost_bounded = with_shared_implementations(catalog, resolve_signatures(catalog, COST_BOUNDED_FUNCTIONS))
+        object.__setattr__(self, "cost_bounded", cost_bounded)
         object.__setattr__(self, "size_bounded", resolve_signatures(catalog, SIZE_BOUNDED_BY_ARGUMENTS))
 
     @classmethod

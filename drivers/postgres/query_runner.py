@@ -49,7 +49,7 @@ import psycopg2
 import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
-from drivers.postgres.query_errors import database_error, timeout_error
+from drivers.postgres.query_errors import cut_message, database_error, timeout_error
 from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
@@ -183,7 +183,7 @@ class StreamingQuery:
                 timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
             )
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
-            raise DatabaseUnavailable(f"the database connection failed: {first_line(exc)}", status=503) from exc
+            raise DatabaseUnavailable(f"the database connection failed: {cut_message(first_line(exc))}", status=503) from exc
         self._asked = min(self._limits.batch_size, self._limits.row_limit + 1)
         # The newline ends a trailing "--" comment of the query before the ";".
         declare_and_fetch = (

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import attrs
 
+from gateway.errors import QueryRejected, RefusalReason
+
 _BETWEEN_OPERATORS = {
     "AEXPR_BETWEEN": ("<=", ">="), "AEXPR_BETWEEN_SYM": ("<=", ">="),
     "AEXPR_NOT_BETWEEN": ("<", ">"), "AEXPR_NOT_BETWEEN_SYM": ("<", ">"),
@@ -88,17 +90,29 @@ def from_items(from_clause: list[dict], ctes_in_scope: frozenset[str]) -> FromIt
             elif alias:
                 others.add(alias)
             if kind == "RangeFunction":  # without an alias, a function in FROM is named after itself
-                others.update(_function_names(node))
+                others.update(_function_names(node, aliased=bool(alias)))
     return FromItems(only_tables, frozenset(tables), frozenset(others))
 
 
-def _function_names(range_function: dict) -> set[str]:
+def _function_names(range_function: dict, *, aliased: bool) -> set[str]:
+    """The names an unaliased function in FROM goes by; an expression there (CAST, COALESCE...) needs an alias.
+
+    PostgreSQL names ``FROM coalesce(x)`` after the expression; the guard would not know that name, and a
+    qualified column ``coalesce.coalesce`` could then pass for a column of an outer table of that name.
+    """
     names: set[str] = set()
     for item in range_function.get("functions", ()):
-        for part in item.get("List", {}).get("items", ()):
-            call = part.get("FuncCall")
-            if call:
-                names.update(n["String"]["sval"] for n in call.get("funcname", ()) if "String" in n)
+        parts = item.get("List", {}).get("items", ())
+        expression = parts[0] if parts else None
+        call = expression.get("FuncCall") if expression else None
+        if call:
+            names.update(n["String"]["sval"] for n in call.get("funcname", ()) if "String" in n)
+        elif expression is not None and not aliased:
+            raise QueryRejected(
+                "an expression in FROM that is not a function call needs an alias: "
+                "write FROM expression AS name",
+                reason=RefusalReason.CONSTRUCT,
+            )
     return names
 
 
@@ -108,14 +122,27 @@ def _row_parts(operand: dict | None) -> list[dict | None]:
     return [operand]
 
 
+def _is_row(operand: dict | None) -> bool:
+    return operand is not None and "RowExpr" in operand
+
+
 def _pairs(name: str, left: dict | None, right: dict | None, scope: Scope | None) -> list[OperatorSite]:
-    """A comparison of two operands; rows are compared element by element."""
+    """An operator applied to two operands; ``ROW(...) op ROW(...)`` applies it element by element.
+
+    Only two row constructors are compared pairwise (PostgreSQL's row comparison); with one row the
+    operator takes a ``record`` operand (``ROW(x) || 'y'`` concatenates the row's text).
+    """
+    if not (_is_row(left) and _is_row(right)):
+        return [OperatorSite(name, (left, right), scope)]
     lefts, rights = _row_parts(left), _row_parts(right)
-    if len(lefts) == len(rights):
-        pairs = list(zip(lefts, rights))
-    else:  # PostgreSQL refuses mismatched rows; check every combination anyway
-        pairs = [(a, b) for a in lefts for b in rights]
-    return [OperatorSite(name, (a, b), scope) for a, b in pairs]
+    if len(lefts) != len(rights):
+        # PostgreSQL refuses it too; refusing here keeps the check linear (no pair of every element).
+        raise QueryRejected(
+            f"ROW(...) {name} ROW(...) compares rows of {len(lefts)} and {len(rights)} fields: "
+            "rows compared must have the same number of fields",
+            reason=RefusalReason.CONSTRUCT,
+        )
+    return [OperatorSite(name, (a, b), scope) for a, b in zip(lefts, rights)]
 
 
 def expression_sites(kind: str, node: dict, name: str | None, scope: Scope | None) -> list[OperatorSite]:
@@ -157,3 +184,27 @@ def join_sites(node: dict, scope: Scope | None) -> list[OperatorSite]:
     if node.get("usingClause") or node.get("isNatural"):
         return [OperatorSite("=", (None, None), scope)]
     return []
+
+
+def output_columns(select: dict, renames: list[str]) -> frozenset[str]:
+    """Names certainly among the columns of a sub-select or CTE body (``renames``: its alias's column list).
+
+    A select-list item counts when named (``AS x``) or a column reference (its last name); ``VALUES``
+    columns are ``column1``...; the alias's names replace the first ones. After a ``*`` positions are
+    unknown, so only the alias's names count then.
+    """
+    while select.get("op", "SETOP_NONE") != "SETOP_NONE" and isinstance(select.get("larg"), dict):
+        select = select["larg"].get("SelectStmt", select["larg"])
+    names: list[str | None] = []
+    if select.get("valuesLists"):
+        first = select["valuesLists"][0].get("List", {}).get("items", ())
+        names = [f"column{i + 1}" for i in range(len(first))]
+    for target in select.get("targetList", ()):
+        result = target.get("ResTarget", {})
+        fields = result.get("val", {}).get("ColumnRef", {}).get("fields", ())
+        if fields and "A_Star" in fields[-1]:
+            return frozenset(renames)
+        names.append(result.get("name") or (fields[-1].get("String", {}).get("sval") if fields else None))
+    names[: len(renames)] = renames
+    return frozenset(name for name in names if name)
+

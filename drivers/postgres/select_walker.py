@@ -16,17 +16,18 @@ from __future__ import annotations
 import attrs
 
 from drivers.postgres.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
+from drivers.postgres.select_names import Checked, NameChecks
 from drivers.postgres.query_sites import (
     OperatorSite,
     Scope,
     case_sites,
     expression_sites,
     from_items,
+    output_columns,
     join_sites,
     sublink_sites,
 )
 from drivers.postgres.sql_names import builtin_name, display_name, friendly_node_name, identifiers
-from drivers.postgres.type_rules import CATALOG_LOOKUP_TYPES
 from gateway.errors import QueryRejected, RefusalReason
 
 __all__ = ["SelectTreeWalker", "display_name", "friendly_node_name"]
@@ -51,8 +52,7 @@ _LOCK_STRENGTHS = {
     "LCS_FORNOKEYUPDATE": "FOR NO KEY UPDATE", "LCS_FORUPDATE": "FOR UPDATE",
 }
 
-_Checked = tuple[tuple[str, ...], frozenset[str]]
-"""What a node check returns: fields it handled itself, and the CTE names its children see."""
+_Checked = Checked
 
 @attrs.frozen
 class RangeVarSite:
@@ -68,7 +68,7 @@ class RangeVarSite:
     """The relation's name, as PostgreSQL resolves it."""
 
 
-class SelectTreeWalker:
+class SelectTreeWalker(NameChecks):
     """Walks one raw parse tree without recursion, collecting names and refusing the unknown."""
 
     def __init__(self) -> None:
@@ -82,6 +82,12 @@ class SelectTreeWalker:
         """Every FuncCall node with the scope its arguments are evaluated in."""
         self.casts: list[tuple[dict, Scope | None]] = []
         """Every TypeCast node with its scope."""
+        self.column_definitions: list[tuple[dict, list[dict], Scope | None]] = []
+        """Every function in FROM with a column definition list: (expression, its TypeNames, scope)."""
+        self.row_columns: dict[str, list[frozenset[str]]] = {}
+        """Column names known for each sub-select alias and CTE name (one entry per definition)."""
+        self.attribute_calls: list[tuple[dict, Scope | None]] = []
+        """``name(x)`` for every ``x.name`` / ``(x).name``: PostgreSQL calls it when x has no column ``name``."""
         self.operator_sites: list[OperatorSite] = []
         """Every operator application, spelled or implied."""
         self.table_names: set[str] = set()
@@ -165,6 +171,8 @@ class SelectTreeWalker:
             # itself or a later one would fall through to a real table.
             # A CTE body sees the levels around its WITH, not that level's FROM items.
             visible = names if recursive else names[:position]
+            renames = [n["String"]["sval"] for n in cte.get("aliascolnames", ()) if "String" in n]
+            self.row_columns.setdefault(cte["ctename"], []).append(output_columns(query, renames))
             self._stack.append((query_type, query, outer | frozenset(visible), self._scope))
             for field, value in cte.items():
                 if field != "ctequery":
@@ -199,6 +207,11 @@ class SelectTreeWalker:
         return (), ctes_in_scope
 
     def _check_RangeSubselect(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        alias = node.get("alias", {})
+        if alias.get("aliasname") and "SelectStmt" in node["subquery"]:
+            renames = [n["String"]["sval"] for n in alias.get("colnames", ()) if "String" in n]
+            columns = output_columns(node["subquery"]["SelectStmt"], renames)
+            self.row_columns.setdefault(alias["aliasname"], []).append(columns)
         # Without LATERAL a sub-select in FROM cannot see its own level's FROM items.
         own_level = self._scope
         scope = own_level if node.get("lateral") or own_level is None else own_level.parent
@@ -247,23 +260,6 @@ class SelectTreeWalker:
         self.calls.append((node, self._scope))
         return ("funcname",), ctes_in_scope
 
-    def _check_TypeName(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        names = identifiers(node.get("names", ()))
-        name = builtin_name(names) if names and not node.get("pct_type") else None
-        if name is None:
-            raise QueryRejected(
-                f"type {display_name(*names or ['?'])} is not allowed: "
-                "only built-in types (schema pg_catalog) may be used",
-                reason=RefusalReason.TYPE,
-            )
-        if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
-            raise QueryRejected(
-                f"type {display_name(name)} is not allowed: it looks up catalog objects",
-                reason=RefusalReason.TYPE,
-            )
-        self.type_names.append(node)
-        return ("names",), ctes_in_scope
-
     def _builtin_operator(self, names: list[str]) -> str:
         name = builtin_name(names)
         if name is None:
@@ -307,26 +303,6 @@ class SelectTreeWalker:
                 f"{name} is not allowed: it reveals the database account or server settings",
                 reason=RefusalReason.FUNCTION,
             )
-        return (), ctes_in_scope
-
-    def _note_attribute(self, name: str) -> None:
-        if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
-            raise QueryRejected(
-                f"type {display_name(name)} is not allowed: it looks up catalog objects",
-                reason=RefusalReason.TYPE,
-            )
-        self.attribute_names.add(name)
-
-    def _check_ColumnRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        fields = node.get("fields", ())
-        if len(fields) >= 2 and "String" in fields[-1]:
-            self._note_attribute(fields[-1]["String"]["sval"])
-        return (), ctes_in_scope
-
-    def _check_A_Indirection(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        for item in node.get("indirection", ()):
-            if "String" in item:
-                self._note_attribute(item["String"]["sval"])
         return (), ctes_in_scope
 
     def _check_ParamRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:

@@ -24,7 +24,9 @@ DateStyle=ISO, TimeZone=UTC, IntervalStyle=iso_8601, extra_float_digits=3):
 - interval: the ISO 8601 duration PostgreSQL prints (``P1Y2M3DT4H5M6S``).
 - uuid, inet, cidr, macaddr, macaddr8, money, bytea (``\\x0102`` hex), ranges:
   PostgreSQL's text form as a string.
-- json, jsonb: ``orjson.Fragment`` of the database's text, embedded unparsed.
+- json, jsonb: ``orjson.Fragment`` of the database's text, embedded as written once a strict parse
+  (orjson) accepts it; text no strict parser takes (a lone surrogate escape ``"\\ud800"``, a number
+  beyond a double such as ``1e400``) becomes a JSON string of that text.
 - arrays (any number of dimensions) of all of the above: nested JSON arrays.
   Arrays of types without a caster here (enums, user types, extension types)
   become arrays of strings once ``adopt_result_types`` has seen them; arrays
@@ -95,9 +97,15 @@ def _timetz_value(text: str | None, cursor: Any) -> str | None:
     return text + ":00" if text[-3] in "+-" else text
 
 
-def _json_value(text: str | None, cursor: Any) -> orjson.Fragment | None:
+def _json_value(text: str | None, cursor: Any) -> orjson.Fragment | str | None:
     if text is None:
         return None
+    try:
+        # PostgreSQL's json keeps text no strict parser takes ('"\ud800"', '1e400', beyond a double):
+        # embedded unparsed it would make the whole body invalid JSON, so such a value goes as a string.
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
     return orjson.Fragment(text)
 
 
