@@ -10,9 +10,11 @@ statement.
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,8 @@ from pglast import parser
 import test_audit_findings_guarded
 import test_getdata_hostile
 import test_getdata_runaway
+import test_guard_redteam
+import test_inheritance
 import test_sql_guard
 import test_sql_guard_catalog
 from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
@@ -64,8 +68,16 @@ def _strings(value: Any) -> Iterator[str]:
         yield from _strings(value.values)
 
 
+def _literals_of(module_file: str) -> list[str]:
+    """Every plain string literal in a test module's source (its queries written inline in the tests)."""
+    tree = ast.parse(Path(module_file).read_text(encoding="utf-8"))
+    return [node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
 def _suite_queries() -> list[str]:
     sources = [
+        _literals_of(test_guard_redteam.__file__), _literals_of(test_sql_guard.__file__),
+        _literals_of(test_getdata_hostile.__file__), _literals_of(test_inheritance.__file__),
         test_sql_guard.HOSTILE_QUERIES, test_sql_guard.LEGITIMATE_QUERIES,
         test_sql_guard_catalog.COSTS_ALLOWED, test_sql_guard_catalog.COSTS_REFUSED,
         [f"select 1::{name}" for name in test_sql_guard_catalog.PLAIN_TYPES],
@@ -128,7 +140,7 @@ def _outcome(decide: Callable[[], ParsedQuery]) -> tuple[Any, ...]:
 def test_every_suite_query_gets_the_same_decision_cached_and_fresh(policy: QueryPolicy) -> None:
     """For each suite query and its variants, the cached path answers exactly what a fresh check answers."""
     queries = _suite_queries()
-    assert len(queries) > 600
+    assert len(queries) > 700
     readable: set[tuple[str, str]] = set()
     for sql in queries:
         try:
