@@ -270,3 +270,11 @@ async def test_json_value_that_is_not_valid_json_is_sent_as_a_string(client: Tes
     assert response.status == 200, await response.text()
     body = json.loads(await response.text())
     assert body[0]["data"] == [{"j": literal, "k": [1, 2]}]
+
+
+async def test_a_jsonb_number_beyond_a_double_is_sent_as_a_string(client: TestClient) -> None:
+    """jsonb keeps 1e400 exactly and prints 401 digits, which strict parsers refuse: it goes as a string too."""
+    response = await _send(client, "select '1e400'::jsonb as j, '{\"a\": [1, 2.5]}'::jsonb as k")
+    assert response.status == 200, await response.text()
+    body = json.loads(await response.text())
+    assert body[0]["data"] == [{"j": "1" + "0" * 400, "k": {"a": [1, 2.5]}}]

@@ -26,7 +26,9 @@ DateStyle=ISO, TimeZone=UTC, IntervalStyle=iso_8601, extra_float_digits=3):
   PostgreSQL's text form as a string.
 - json, jsonb: ``orjson.Fragment`` of the database's text, embedded as written once a strict parse
   (orjson) accepts it; text no strict parser takes (a lone surrogate escape ``"\\ud800"``, a number
-  beyond a double such as ``1e400``) becomes a JSON string of that text.
+  beyond a double such as ``1e400``) becomes a JSON string of that text. jsonb is printed by
+  PostgreSQL from its parsed form, so only a number beyond a double (309 characters or more) can be
+  such text: only jsonb values that long are parsed to check.
 - arrays (any number of dimensions) of all of the above: nested JSON arrays.
   Arrays of types without a caster here (enums, user types, extension types)
   become arrays of strings once ``adopt_result_types`` has seen them; arrays
@@ -101,12 +103,25 @@ def _json_value(text: str | None, cursor: Any) -> orjson.Fragment | str | None:
     if text is None:
         return None
     try:
-        # PostgreSQL's json keeps text no strict parser takes ('"\ud800"', '1e400', beyond a double):
-        # embedded unparsed it would make the whole body invalid JSON, so such a value goes as a string.
+        # PostgreSQL's json keeps its input text, also what no strict parser takes ('"\ud800"', '1e400',
+        # beyond a double): embedded unparsed it would make the whole body unreadable to such parsers,
+        # so such a value goes as a string.
         orjson.loads(text)
     except orjson.JSONDecodeError:
         return text
     return orjson.Fragment(text)
+
+
+def _jsonb_value(text: str | None, cursor: Any) -> orjson.Fragment | str | None:
+    if text is None:
+        return None
+    # jsonb is written out by PostgreSQL from its parsed form: no lone surrogate, no syntax it did not
+    # make; only a number beyond a double's range (jsonb keeps numerics exactly) would trouble a strict
+    # parser, and such a number has at least 309 characters. Parsing every value to find that one
+    # would cost a second per million rows.
+    if len(text) < 309:
+        return orjson.Fragment(text)
+    return _json_value(text, cursor)
 
 
 def _text_value(text: str | None, cursor: Any) -> str | None:
@@ -132,7 +147,8 @@ _BUILTIN_TYPES: tuple[tuple[str, tuple[int, ...], Caster, tuple[int, ...], Caste
     # text, varchar, bpchar, name, "char"
     ("DBGW_STRING", (25, 1043, 1042, 19, 18), TEXT_CASTER, (1009, 1015, 1014, 1003, 1002), TEXT_CASTER),
     ("DBGW_FLOAT", (700, 701), _float_value, (1021, 1022), _float_value),
-    ("DBGW_JSON", (114, 3802), _json_value, (199, 3807), _json_value),
+    ("DBGW_JSON", (114,), _json_value, (199,), _json_value),
+    ("DBGW_JSONB", (3802,), _jsonb_value, (3807,), _jsonb_value),
     ("DBGW_TIMESTAMP", (1114,), _timestamp_value, (1115,), _timestamp_value),
     ("DBGW_TIMESTAMPTZ", (1184,), _timestamptz_value, (1185,), _timestamptz_value),
     ("DBGW_TIMETZ", (1266,), _timetz_value, (1270,), _timetz_value),
