@@ -11,6 +11,7 @@ statement.
 from __future__ import annotations
 
 import ast
+import asyncio
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -35,7 +36,7 @@ from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
 from gateway.errors import QueryRejected
 from gateway.keys import POOLS, REGISTRY
-from support import GatewayFactory, connect, database_from, grant, register_database, user_headers
+from support import GatewayFactory, connect, database_from, grant, read_logs, register_database, user_headers
 from tpch_queries import TPCH_QUERIES
 
 PARTITIONED = frozenset({("pub", "parted")})
@@ -264,3 +265,23 @@ async def test_long_texts_are_checked_off_the_event_loop_with_the_same_decisions
         assert answers[0][0] == 200 and answers[0][1][0]["data"] == [{"id": 2}]
         assert (answers[1][0], answers[1][1]["error"]) == (400, "query_rejected"), answers[1]
         assert "sales.secret" in answers[1][1]["message"]
+
+
+async def test_queries_arriving_together_at_a_new_pool_build_its_policy_once(make_gateway: GatewayFactory) -> None:
+    """Twelve first queries at once: one catalog read and one policy build, the others wait for it."""
+    with database_from("CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT INTO sales.items VALUES (1)") as database:
+        client: TestClient = await make_gateway(log_level="debug", pool_max_size=12, token_query_limit=12)
+        await register_database(client, "shop", database)
+        await grant(client, "herd-token-7d3a19c0", "shop_sales_items")
+
+        async def lookup(ident: int) -> int:
+            answer = await client.get(
+                "/GetData", params={"local_database_name": "shop", "query": f"select id from sales.items where id = {ident}"},
+                headers=user_headers("herd-token-7d3a19c0"),
+            )  # fmt: skip
+            await answer.read()
+            return answer.status
+
+        assert await asyncio.gather(*(lookup(n) for n in range(12))) == [200] * 12
+        entries = await read_logs(client)
+        assert [e["event"] for e in entries].count("function_allowlist_loaded") == 1

@@ -112,6 +112,7 @@ class PostgresPool:
         self._opening = asyncio.Lock()
         self._query_policy: QueryPolicy | None = None
         self._partitioned_tables: frozenset[TableRef] | None = None
+        self._catalog_reading = asyncio.Lock()
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
         self._multi_batch_queries = MultiBatchQueries()
@@ -201,30 +202,42 @@ class PostgresPool:
 
     async def query_policy(self) -> QueryPolicy:
         """What GetData queries may do here, decided from this database's own pg_catalog once per pool."""
-        if self._query_policy is None:
-            (row,) = await self._fetch_all(CATALOG_SNAPSHOT_SQL)
-            options = self._guard_options
-            policy = QueryPolicy.from_catalog(
-                CatalogSnapshot.from_query_row(row),
-                allow=options.allow,
-                deny=options.deny,
-                max_bounded_literal_bytes=options.max_bounded_literal_bytes,
-            )
-            # Denylist reasons were logged at start-up (PostgresDriver.startup_warnings); the
-            # catalog's reasons (volatile, catalog-lookup types...) are known only now.
-            for name, reason in policy.functions.overridden.items():
-                if not is_denied_builtin(name):
-                    self._logger.warning("allow_functions_overrides_denial", function=name, reason=reason)
-            self._query_policy = policy
-            self._logger.debug("function_allowlist_loaded", allowed=len(policy.functions.allowed))
-        return self._query_policy
+        if self._query_policy is not None:
+            return self._query_policy
+        # The first queries after a start or a refresh arrive together: one reads and builds, the others wait.
+        async with self._catalog_reading:
+            if self._query_policy is None:
+                (row,) = await self._fetch_all(CATALOG_SNAPSHOT_SQL)
+                options = self._guard_options
+
+                def build() -> QueryPolicy:
+                    return QueryPolicy.from_catalog(
+                        CatalogSnapshot.from_query_row(row),
+                        allow=options.allow,
+                        deny=options.deny,
+                        max_bounded_literal_bytes=options.max_bounded_literal_bytes,
+                    )
+
+                # Some 50 ms of work on 300 KiB of catalog: not on the event loop.
+                policy = await asyncio.get_running_loop().run_in_executor(self._guard_thread, build)
+                # Denylist reasons were logged at start-up (PostgresDriver.startup_warnings); the
+                # catalog's reasons (volatile, catalog-lookup types...) are known only now.
+                for name, reason in policy.functions.overridden.items():
+                    if not is_denied_builtin(name):
+                        self._logger.warning("allow_functions_overrides_denial", function=name, reason=reason)
+                self._query_policy = policy
+                self._logger.debug("function_allowlist_loaded", allowed=len(policy.functions.allowed))
+            return self._query_policy
 
     async def partitioned_tables(self) -> frozenset[TableRef]:
         """This database's partitioned tables, read once per pool: GetData reads every other table as ONLY."""
-        if self._partitioned_tables is None:
-            rows = await self._fetch_all(PARTITIONED_TABLES_SQL)
-            self._partitioned_tables = frozenset((str(schema), str(name)) for schema, name in rows)
-        return self._partitioned_tables
+        if self._partitioned_tables is not None:
+            return self._partitioned_tables
+        async with self._catalog_reading:
+            if self._partitioned_tables is None:
+                rows = await self._fetch_all(PARTITIONED_TABLES_SQL)
+                self._partitioned_tables = frozenset((str(schema), str(name)) for schema, name in rows)
+            return self._partitioned_tables
 
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
         policy = await self.query_policy()
