@@ -26,7 +26,7 @@ import enum
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import attrs
 import structlog
@@ -197,7 +197,6 @@ TableRef = tuple[str, str]
 """A relation inside one database: ``(folder, table)``."""
 
 
-@runtime_checkable
 class CheckedQuery(Protocol):
     """What ``DatabasePool.check_query`` returns: the driver's own object, read by the gateway for its audit log."""
 
@@ -213,7 +212,6 @@ class CheckedQuery(Protocol):
         ...
 
 
-@runtime_checkable
 class QueryResult(Protocol):
     """An executing query whose rows are streamed in JSON-encoded batches."""
 
@@ -241,7 +239,6 @@ class QueryResult(Protocol):
         ...
 
 
-@runtime_checkable
 class DatabasePool(Protocol):
     """Connections to one registered database."""
 
@@ -285,7 +282,6 @@ class DatabasePool(Protocol):
         ...
 
 
-@runtime_checkable
 class Driver(Protocol):
     """A backend factory, registered under its ``base_type`` name."""
 
@@ -301,9 +297,3 @@ class Driver(Protocol):
         """Return a pool for one database; connections open lazily, on first use."""
         ...
 
-
-DriverFactory = type[Driver] | Any
-"""What an entry point names: a callable taking the driver's options mapping."""
-
-DriverOptions = Mapping[str, Any]
-"""The ``[drivers.<base_type>]`` table of the configuration file."""

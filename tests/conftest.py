@@ -15,14 +15,6 @@ from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient, response_contract
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
 
-OPENAPI_UNCHECKED = "openapi_unchecked"
-"""Marker: the test's answers are not checked against gateway/openapi.json (say why in the test)."""
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{OPENAPI_UNCHECKED}: do not check this test's answers against the OpenAPI document")
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     try:
         connect().close()
@@ -35,6 +27,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
+@pytest.fixture(scope="module")
+def shop_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A scratch database made from the test module's ``SHOP_SQL``, for the module's tests to read."""
+    with database_from(request.module.SHOP_SQL) as name:
+        yield name
+
+
 @pytest.fixture
 def scratch_database() -> Iterator[str]:
     """A new empty database, dropped (with its sessions) after the test."""
@@ -43,14 +42,13 @@ def scratch_database() -> Iterator[str]:
 
 
 @pytest.fixture
-async def make_gateway(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GatewayFactory]:
+async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
     """Start gateways over real HTTP; each call may pass settings. All share ``tmp_path/data`` unless told.
 
-    Every answer is checked against gateway/openapi.json (unless the test is marked openapi_unchecked);
-    what breaks the document fails the test at teardown.
+    Every answer is checked against gateway/openapi.json; what breaks the document fails the test at teardown.
     """
     clients: list[ContractCheckedClient] = []
-    contract = None if request.node.get_closest_marker(OPENAPI_UNCHECKED) else response_contract()
+    contract = response_contract()
 
     async def start(data_dir: Path | None = None, **settings: Any) -> TestClient:
         config = gateway_config(data_dir or tmp_path / "data", **settings)

@@ -325,3 +325,14 @@ async def stalled_getdata(port: int, user_token: str, local_database_name: str, 
         yield
     finally:
         writer.close()
+
+
+async def wait_until(condition: Callable[[], bool | Awaitable[bool]], seconds: float, what: str) -> None:
+    """Return once ``condition()`` holds (a plain or an async check); fail the test if not within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        outcome = condition()
+        if await outcome if isinstance(outcome, Awaitable) else outcome:
+            return
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        await asyncio.sleep(0.05)

@@ -10,7 +10,7 @@ import asyncio
 import io
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from aiohttp.test_utils import TestClient, TestServer
 from gateway.app import create_app, server_options
 
 from support import (
-    database_from,
     error_of,
     gateway_config,
     GatewayFactory,
@@ -128,13 +127,6 @@ GETDATA_CONTENT_TYPE = "text/javascript; charset=utf-8"
 
 # A query that runs far longer than any statement time limit a test sets, without pg_sleep.
 SLOW_QUERY = "select count(*) from sales.customers, generate_series(1, 1000000000)"
-
-
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """The module's scratch database, filled by SHOP_SQL."""
-    with database_from(SHOP_SQL) as name:
-        yield name
 
 
 async def open_shop(client: TestClient, database: str, local_name: str = "shop") -> TestClient:

@@ -17,7 +17,7 @@ import asyncio
 import io
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -27,7 +27,7 @@ from aiohttp.test_utils import TestServer
 
 from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient, response_contract
-from support import database_from, error_of, gateway_config, grant, register_database, run_sql, user_headers
+from support import error_of, gateway_config, grant, register_database, run_sql, user_headers
 from tpch_queries import TPCH_QUERIES, TPCH_TABLES, TPCH_TABLES_SQL
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -204,12 +204,6 @@ ORDINARY_QUERIES = [
             "taa": [["a"]], "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "d": "P1D",
             "dr": "[2024-01-01,2024-02-01)", "mr": "{[1,3)}", "tv": "'a' 'b'"}]),
 ]
-
-
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    with database_from(SHOP_SQL) as name:
-        yield name
 
 
 class Analyst:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from gateway.config import ConfigError
 from support import (
     GatewayFactory,
     admin_headers,
-    database_from,
     error_of,
     gateway_config,
     grant,
@@ -26,14 +24,11 @@ from support import (
 )
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.alpha, public.beta and sales.gamma; tests only read it."""
-    with database_from(
-        "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer);"
-        "CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
-    ) as name:
-        yield name
+SHOP_SQL = (
+    "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer);"
+    "CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
+)
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -10,7 +10,6 @@ from aiohttp.test_utils import TestClient
 from support import (
     ADMIN_TOKEN,
     admin_headers,
-    database_from,
     database_parameters,
     error_of,
     grant,
@@ -42,11 +41,8 @@ ROUTES = [
 ONE_MIB = 1024 * 1024
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.alpha; tests only read it."""
-    with database_from("CREATE TABLE public.alpha (id integer)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.alpha (id integer)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ from support import (
     GatewayFactory,
     admin_headers,
     create_database,
-    database_from,
     drop_database,
     error_of,
     grant,
@@ -57,13 +56,6 @@ INSERT INTO pub.parted VALUES (1, 'low'), (11, 'high');
 """
 
 PARENT_ROWS = [{"id": 1, "note": "parent"}]
-
-
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """The module's database; tests only read it."""
-    with database_from(SHOP_SQL) as name:
-        yield name
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,11 @@ from support import (
 SHOP_TABLES = ["shop_public_alpha", "shop_public_beta", "shop_sales_gamma"]
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.alpha, public.beta and sales.gamma; tests only read it."""
-    with database_from(
-        "CREATE TABLE public.alpha (id integer); INSERT INTO public.alpha VALUES (1);"
-        "CREATE TABLE public.beta (id integer); CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
-    ) as name:
-        yield name
+SHOP_SQL = (
+    "CREATE TABLE public.alpha (id integer); INSERT INTO public.alpha VALUES (1);"
+    "CREATE TABLE public.beta (id integer); CREATE SCHEMA sales; CREATE TABLE sales.gamma (id integer)"
+)
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -20,7 +19,6 @@ from support import (
     ADMIN_TOKEN,
     GatewayFactory,
     admin_headers,
-    database_from,
     error_of,
     grant,
     message_template,
@@ -38,11 +36,8 @@ LOCAL_NAME = "hidden_shop"
 NOT_UTF8 = [b"\xff\xfe", b"reader-\xc3\x28-token-0001", b"\xed\xa0\x80-encoded-surrogate", b"\xc0\xaf-overlong-slash"]
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """public.alpha and public.beta; tests only read them."""
-    with database_from("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture

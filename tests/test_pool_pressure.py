@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from support import (
     start_gateway_process,
     stop_process,
     user_headers,
+    wait_until,
     wait_until_listening,
 )
 
@@ -74,14 +75,6 @@ def gateway_sessions(database: str) -> list[tuple[Any, ...]]:
     )
 
 
-async def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return condition()
-
 
 async def open_items(client: TestClient, database: str) -> None:
     await register_database(client, LOCAL_DATABASE, database)
@@ -106,7 +99,7 @@ class TestAcquireTimeLimit:
         await open_items(client, items_database)
         holder = asyncio.create_task(get_data(client, SLOW_QUERY))
         try:
-            assert await wait_until(lambda: gateway_statements(items_database, "CROSS JOIN") != [], 5.0)
+            await wait_until(lambda: gateway_statements(items_database, "CROSS JOIN") != [], 5.0, "the gateway's cross join runs")
             started = time.monotonic()
             response = await get_data(client, QUICK_QUERY)
             waited = time.monotonic() - started
@@ -152,12 +145,12 @@ class TestClientDisconnect:
                 assert response.status == 200, await response.text()
 
             slow = asyncio.create_task(session.get("/GetData", params=getdata_inputs(SLOW_QUERY), headers=user_headers(TOKEN)))
-            assert await wait_until(lambda: active_statements(items_database, "CROSS JOIN") != [], 5.0)
+            await wait_until(lambda: active_statements(items_database, "CROSS JOIN") != [], 5.0, "the cross join runs")
             ((backend_pid, _),) = active_statements(items_database, "CROSS JOIN")
             slow.cancel()  # aiohttp closes the connection of a request cancelled mid-way
             await asyncio.gather(slow, return_exceptions=True)
 
-            assert await wait_until(lambda: active_statements(items_database, "CROSS JOIN") == [], 3.0)
+            await wait_until(lambda: active_statements(items_database, "CROSS JOIN") == [], 3.0, "the cross join is gone")
             async with session.get("/GetData", params=getdata_inputs(QUICK_QUERY), headers=user_headers(TOKEN)) as response:
                 assert response.status == 200, await response.text()
                 assert (await response.json(content_type=None))[0]["data"] == [{"id": 1, "name": "one"}]

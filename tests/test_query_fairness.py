@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any
 
 import pytest
@@ -38,6 +38,7 @@ from support import (
     run_sql,
     server_parameters,
     user_headers,
+    wait_until,
 )
 
 LOCAL_DATABASE = "fair"
@@ -114,12 +115,6 @@ def backends(database: str, *, running: str = "", application: str = "dbgateway"
     """(pid, state) of sessions of ``application`` on ``database`` whose query contains ``running``."""
     return run_sql(None, BACKENDS_SQL, (database, application, f"%{running}%"))
 
-
-async def wait_until(condition: Callable[[], Awaitable[bool]], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not await condition():
-        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
-        await asyncio.sleep(0.1)
 
 
 async def metric(client: TestClient, name: str, **labels: str) -> float:

@@ -21,7 +21,7 @@ from drivers.postgres.row_encoding import unique_column_names
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
-from support import connect, dsn_under_test, run_sql
+from support import connect, dsn_under_test, run_sql, wait_until
 
 PoolFactory = Callable[..., Awaitable[aiopg.Pool]]
 
@@ -218,14 +218,6 @@ def running_statements(database: str, fragment: str) -> list[tuple[Any, ...]]:
     )
 
 
-async def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return condition()
-
 
 class TestValues:
     async def test_every_contract_type_becomes_the_documented_json(
@@ -389,7 +381,7 @@ class TestTimeLimit:
         with pytest.raises(QueryTimeout):
             await fetch_json(pool, "SELECT pg_sleep(30) AS slept", limits(statement_timeout=1.0))
         assert time.monotonic() - started < 2.5
-        assert await wait_until(lambda: running_statements(scratch_database, "pg_sleep") == [], 2.0)
+        await wait_until(lambda: running_statements(scratch_database, "pg_sleep") == [], 2.0, "no pg_sleep runs")
         assert (await fetch_json(pool, "SELECT 1 AS one"))[1] == [{"one": 1}]
 
     async def test_the_deadline_covers_all_fetches(self, open_pool: PoolFactory) -> None:
@@ -429,11 +421,11 @@ class TestCancellation:
         pool = await open_pool(maxsize=1)
         pid_before = await backend_pid(pool)
         task = asyncio.create_task(fetch_json(pool, "SELECT pg_sleep(30) AS slept"))
-        assert await wait_until(lambda: running_statements(scratch_database, "pg_sleep") != [], 5.0)
+        await wait_until(lambda: running_statements(scratch_database, "pg_sleep") != [], 5.0, "pg_sleep runs")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert await wait_until(lambda: running_statements(scratch_database, "pg_sleep") == [], 2.0)
+        await wait_until(lambda: running_statements(scratch_database, "pg_sleep") == [], 2.0, "no pg_sleep runs")
         assert pool.freesize == 1
         assert await backend_pid(pool) == pid_before
 

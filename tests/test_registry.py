@@ -54,11 +54,8 @@ def fifty_tables() -> Iterator[str]:
         yield name
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.alpha and public.beta; tests only read it."""
-    with database_from("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture

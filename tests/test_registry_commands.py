@@ -40,11 +40,8 @@ KEY = Fernet.generate_key().decode()
 COMMAND_TIMEOUT = 30.0
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """public.alpha and public.beta; tests only read it."""
-    with database_from("CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,6 @@ from support import (
     free_port,
     register_database,
     run_sql,
-    success_of,
     user_headers,
 )
 
@@ -93,11 +92,8 @@ def hashes_of(document: dict[str, Any], tokens: list[str]) -> set[str]:
 # -- two replicas sharing a registry database on the test server ---------------------------------------
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """public.items with 3 rows; tests only read it."""
-    with database_from("CREATE TABLE public.items (id integer); INSERT INTO public.items VALUES (1), (2), (3)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.items (id integer); INSERT INTO public.items VALUES (1), (2), (3)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import base64
 import json
 import secrets
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from gateway.registry import RegistryLoadError
 from support import (
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    database_from,
     gateway_command,
     GatewayFactory,
     grant,
@@ -34,11 +32,8 @@ from support import (
 COMMAND_TIMEOUT = 30.0
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.t; tests only read it."""
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
+SHOP_SQL = "CREATE TABLE public.t (id integer)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 def new_key() -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -12,7 +11,6 @@ from support import (
     DISTINCTIVE_PASSWORD,
     admin_headers,
     all_table_names,
-    database_from,
     database_parameters,
     error_of,
     grant,
@@ -56,11 +54,8 @@ MEASUREMENTS_COLUMNS = [
 TWO_TABLES_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer, note text)"
 
 
-@pytest.fixture(scope="module")
-def shop_database() -> Iterator[str]:
-    """A database holding public.alpha, public.beta and public.measurements; tests only read it."""
-    with database_from(TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL) as name:
-        yield name
+SHOP_SQL = TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture
