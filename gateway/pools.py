@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 
+from gateway.background import keep_running
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import DatabasePool, PoolLimits, PoolStats
 from gateway.errors import DatabaseUnavailable
@@ -23,17 +24,13 @@ class DatabasePools:
         self._logger = logger
         self._pools: dict[str, tuple[DatabaseRecord, DatabasePool]] = {}
 
-    @property
-    def limits(self) -> PoolLimits:
-        return self._limits
-
     def get(self, record: DatabaseRecord) -> DatabasePool:
         current = self._pools.get(record.local_name)
         if current is not None and current[0] == record:
             return current[1]
         if current is not None:
             # Connection data changed (e.g. by another gateway process): old connections must not serve.
-            asyncio.get_running_loop().create_task(current[1].close())
+            keep_running(current[1].close())
         pool = self.open_unregistered(record)
         self._pools[record.local_name] = (record, pool)
         return pool

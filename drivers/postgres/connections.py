@@ -19,6 +19,7 @@ import aiopg
 import psycopg2
 
 from drivers.postgres.backend_slots import BackendSlots
+from gateway.background import keep_running
 from gateway.driver_protocol import AcquireWaitTally
 from gateway.errors import DatabaseUnavailable
 
@@ -45,7 +46,7 @@ def release_connection(pool: aiopg.Pool, connection: aiopg.Connection, slots: Ba
     closed = connection.closed
     pool.release(connection)
     if closed:
-        asyncio.ensure_future(pool._wakeup())  # noqa: SLF001 - aiopg has no public way to wake its waiters
+        keep_running(pool._wakeup())  # noqa: SLF001 - aiopg has no public way to wake its waiters
     if slots is not None:
         slots.give_back()
 

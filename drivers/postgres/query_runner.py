@@ -53,6 +53,7 @@ from drivers.postgres.query_errors import cut_message, database_error, timeout_e
 from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
+from gateway.background import keep_running
 from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed
 
@@ -359,7 +360,7 @@ class StreamingQuery:
         if self._closed:
             return
         self._closed = True
-        await asyncio.shield(asyncio.ensure_future(self._clean_up(commit=commit)))
+        await asyncio.shield(keep_running(self._clean_up(commit=commit)))
 
     async def _clean_up(self, *, commit: bool) -> None:
         connection = self._connection
