@@ -11,16 +11,28 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from support import GatewayFactory, database_from, error_of, grant, register_database, user_headers
+from gateway_processes import GatewayProcess
+from support import (
+    GatewayFactory,
+    database_from,
+    error_of,
+    grant,
+    register_database,
+    register_in_process,
+    user_headers,
+)
 
 TOKEN = "formats-reader-token-5c1e"
 
@@ -300,3 +312,101 @@ class TestStreaming:
             rows, last = ndjson_lines(text)
             assert len(rows) == 200_000 and rows[-1] == {"g": 200_000, "label": "row 200000"}
             assert last == {"row_count": 200_000, "truncated": False}
+
+
+MILLION = 1_000_000
+MEMORY_BOUND_KIB = 64 * 1024
+"""Peak RSS growth allowed while one answer streams: far below the ~50-90 MB each format's million rows take."""
+
+
+def _status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+@pytest.fixture(scope="module")
+def million_gateway(tmp_path_factory: pytest.TempPathFactory, formats_database: str) -> Iterator[GatewayProcess]:
+    """A real ``dbgateway serve`` (one process) with the fmt database and a row limit past a million."""
+    gateway = GatewayProcess(
+        tmp_path_factory.mktemp("million") / "data", DBGATEWAY_ROW_LIMIT=str(MILLION + 1), DBGATEWAY_WORKERS="1"
+    )
+    try:
+        gateway.wait_until_listening()
+        register_in_process(gateway.port, "fmt", formats_database, TOKEN)
+        yield gateway
+    finally:
+        gateway.stop()
+
+
+async def _stream_through(gateway: GatewayProcess, chosen: str) -> tuple[int, bytes, bytes, str]:
+    """Read a million-row answer without keeping it: (newlines, first line, last line, content type)."""
+    query = f"select g, 'row ' || g as label, g * 0.5 as half from generate_series(1, {MILLION}) as g"
+    params = {"local_database_name": "fmt", "query": query, "format": chosen}
+    newlines, first, tail = 0, b"", b""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(gateway.url("/GetData"), params=params, headers={"user_token": TOKEN}) as response:
+            assert response.status == 200, await response.text()
+            assert "Content-Length" not in response.headers
+            async for chunk in response.content.iter_chunked(1 << 16):
+                newlines += chunk.count(b"\n")
+                if len(first) < 200:
+                    first += chunk[:200]
+                tail = (tail + chunk)[-200:]
+            return newlines, first.split(b"\n")[0], tail.rstrip(b"\n").split(b"\n")[-1], response.headers["Content-Type"]
+
+
+class TestMillionRows:
+    @pytest.mark.parametrize("chosen", ["csv", "ndjson", "json"])
+    async def test_a_million_rows_stream_within_the_memory_bound(
+        self, million_gateway: GatewayProcess, chosen: str
+    ) -> None:
+        """1 000 000 rows stream whole in each format while the gateway's peak RSS grows by less than 64 MiB."""
+        pid = million_gateway.process.pid
+        # A small answer first, so connecting and the first query's one-time costs are not counted.
+        async with aiohttp.ClientSession() as session:
+            params = {"local_database_name": "fmt", "query": "select id from shop.texts", "format": chosen}
+            async with session.get(million_gateway.url("/GetData"), params=params, headers={"user_token": TOKEN}) as r:
+                assert r.status == 200, await r.text()
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # peak RSS (VmHWM) starts again from the RSS now
+        before = _status_kib(pid, "VmHWM")
+        started = time.monotonic()
+        newlines, first, last, content_type = await _stream_through(million_gateway, chosen)
+        elapsed = time.monotonic() - started
+        growth = _status_kib(pid, "VmHWM") - before
+        print(f"\n{chosen}: {MILLION} rows in {elapsed:.2f} s ({MILLION / elapsed:,.0f} rows/s), peak RSS +{growth} KiB")
+        assert content_type == CONTENT_TYPES[chosen]
+        if chosen == "csv":
+            assert (newlines, first, last) == (MILLION + 1, b"g,label,half\r", b"1000000,row 1000000,500000.0\r")
+        elif chosen == "ndjson":
+            assert newlines == MILLION + 1
+            assert first == b'{"g":1,"label":"row 1","half":"0.5"}'
+            assert json.loads(last) == {"row_count": MILLION, "truncated": False}
+        else:
+            assert last.endswith(b'{"g":1000000,"label":"row 1000000","half":"500000.0"}],"row_count":1000000,"truncated":false}]')
+        assert growth < MEMORY_BOUND_KIB, f"peak RSS grew by {growth} KiB while streaming {MILLION} rows as {chosen}"
+
+
+class TestPandas:
+    def test_read_csv_reads_the_answer_straight_from_the_url(self, million_gateway: GatewayProcess) -> None:
+        """docs/api.md's example: pandas.read_csv(url, storage_options={"user_token": ...}) (skipped without pandas)."""
+        pandas = pytest.importorskip("pandas")
+
+        def url(query: str) -> str:
+            parameters = {"local_database_name": "fmt", "query": query, "format": "csv"}
+            return million_gateway.url("/GetData?" + urllib.parse.urlencode(parameters))
+
+        frame = pandas.read_csv(url(TEXTS_QUERY), storage_options={"user_token": TOKEN})
+        assert list(frame.columns) == ["id", "label", "note"]
+        assert frame["id"].tolist() == [1, 2, 3, 4, 5, 6]
+        assert frame["note"][1] == "two\nlines" and frame["label"][2] == "cr\r\nlf" and frame["note"][5] == '"'
+        assert frame["label"].isna().tolist() == [False, False, False, True, True, False]  # pandas: NULL and '' alike
+        values = pandas.read_csv(
+            url("select i8, r, d_big, b, f, num, ts from shop.every_type where i8 is not null"),
+            storage_options={"user_token": TOKEN},
+        )
+        row = values.iloc[0]
+        assert row["i8"] == 9007199254740993 and row["r"] == 1.5 and row["d_big"] == 1e20
+        assert bool(row["b"]) is True and bool(row["f"]) is False
+        assert row["ts"] == "2024-02-29T13:14:15.123456"
