@@ -40,6 +40,7 @@ CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
 
 _NEEDS_QUOTES = re.compile(r'[",\r\n]').search
+_dumps = orjson.dumps
 
 
 @attrs.frozen
@@ -80,15 +81,22 @@ def _csv_field(value: Any) -> str:
     if kind is str:
         if not value:
             return '""'  # an empty string, unlike NULL
+        if _NEEDS_QUOTES(value) is None:
+            return value
         text = value
     elif value is None:
         return ""
     elif kind is int:
         return str(value)
-    else:  # float, bool, lists, orjson.Fragment (json/jsonb): exactly the JSON answer's text
-        text = orjson.dumps(value).decode()
-    if _NEEDS_QUOTES(text) is None:
-        return text
+    elif kind is bool:
+        return "true" if value else "false"
+    elif kind is float:
+        # orjson's text, as in the JSON answer (it differs from repr: 1e20, not 1e+20); never needs quotes.
+        return _dumps(value).decode()
+    else:  # lists, orjson.Fragment (json/jsonb): exactly the JSON answer's text
+        text = _dumps(value).decode()
+        if _NEEDS_QUOTES(text) is None:
+            return text
     return '"' + text.replace('"', '""') + '"'
 
 
