@@ -255,11 +255,13 @@ class TestChoosing:
         """Accept chooses by q-value, an exact type over a wildcard; naming none of the formats keeps JSON."""
         response = await get_data(formats, "select id from shop.texts where id = 1", accept=accept)
         await body_of(response, CONTENT_TYPES[chosen])
+        assert response.headers["Vary"] == "Accept"
 
     @pytest.mark.parametrize("chosen", ["json", "csv", "ndjson"])
     async def test_the_format_input_wins_over_accept(self, formats: TestClient, chosen: str) -> None:
         for accept in ("text/csv", "application/x-ndjson", "text/javascript"):
-            response = await get_data(formats, "select 1 as one from shop.texts where id = 1", accept=accept, format=chosen)
+            query = "select 1 as one from shop.texts where id = 1"
+            response = await get_data(formats, query, accept=accept, format=chosen)
             await body_of(response, CONTENT_TYPES[chosen])
 
     async def test_format_in_the_body(self, formats: TestClient) -> None:
@@ -357,7 +359,8 @@ async def _stream_through(gateway: GatewayProcess, chosen: str) -> tuple[int, by
                 if len(first) < 200:
                     first += chunk[:200]
                 tail = (tail + chunk)[-200:]
-            return newlines, first.split(b"\n")[0], tail.rstrip(b"\n").split(b"\n")[-1], response.headers["Content-Type"]
+            last = tail.rstrip(b"\n").split(b"\n")[-1]
+            return newlines, first.split(b"\n")[0], last, response.headers["Content-Type"]
 
 
 class TestMillionRows:
@@ -378,7 +381,8 @@ class TestMillionRows:
         newlines, first, last, content_type = await _stream_through(million_gateway, chosen)
         elapsed = time.monotonic() - started
         growth = _status_kib(pid, "VmHWM") - before
-        print(f"\n{chosen}: {MILLION} rows in {elapsed:.2f} s ({MILLION / elapsed:,.0f} rows/s), peak RSS +{growth} KiB")
+        rate = MILLION / elapsed
+        print(f"\n{chosen}: {MILLION} rows in {elapsed:.2f} s ({rate:,.0f} rows/s), peak RSS +{growth} KiB")
         assert content_type == CONTENT_TYPES[chosen]
         if chosen == "csv":
             assert (newlines, first, last) == (MILLION + 1, b"g,label,half\r", b"1000000,row 1000000,500000.0\r")
@@ -387,7 +391,9 @@ class TestMillionRows:
             assert first == b'{"g":1,"label":"row 1","half":"0.5"}'
             assert json.loads(last) == {"row_count": MILLION, "truncated": False}
         else:
-            assert last.endswith(b'{"g":1000000,"label":"row 1000000","half":"500000.0"}],"row_count":1000000,"truncated":false}]')
+            assert last.endswith(
+                b'{"g":1000000,"label":"row 1000000","half":"500000.0"}],"row_count":1000000,"truncated":false}]'
+            )
         assert growth < MEMORY_BOUND_KIB, f"peak RSS grew by {growth} KiB while streaming {MILLION} rows as {chosen}"
 
 

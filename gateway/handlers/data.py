@@ -102,6 +102,7 @@ async def _answer(
 def _headers(request: web.Request, result_format: ResultFormat) -> dict[str, str]:
     return {
         "Content-Type": f"{result_format.content_type}; charset=utf-8",
+        "Vary": "Accept",  # the same URL answers another format for another Accept
         ROW_LIMIT_HEADER: str(request.app[CONFIG].row_limit),
     }
 
