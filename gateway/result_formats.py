@@ -33,7 +33,7 @@ import attrs
 import orjson
 
 from gateway.driver_protocol import ColumnInfo, RowEncoding
-from gateway.errors import BadRequest
+from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
 
 CSV_CONTENT_TYPE = "text/csv"
@@ -91,7 +91,7 @@ def _csv_field(value: Any) -> str:
     elif kind is bool:
         return "true" if value else "false"
     elif kind is float:
-        # orjson's text, as in the JSON answer (it differs from repr: 1e20, not 1e+20); never needs quotes.
+        # orjson's text, as in the JSON answer (not repr's: 1e-7, not 1e-07); never needs quotes.
         return _dumps(value).decode()
     else:  # lists, orjson.Fragment (json/jsonb): exactly the JSON answer's text
         text = _dumps(value).decode()
@@ -102,7 +102,10 @@ def _csv_field(value: Any) -> str:
 
 def _csv_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
     field = _csv_field
-    return "".join([",".join([field(value) for value in row]) + "\r\n" for row in rows]).encode()
+    try:
+        return "".join([",".join([field(value) for value in row]) + "\r\n" for row in rows]).encode()
+    except orjson.JSONEncodeError as error:
+        raise _unwritable(error) from error
 
 
 def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
@@ -110,8 +113,16 @@ def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
 
 
 def _ndjson_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
-    dumps = orjson.dumps
-    return b"".join([dumps(dict(zip(names, row))) + b"\n" for row in rows])
+    dumps = _dumps
+    try:
+        return b"".join([dumps(dict(zip(names, row))) + b"\n" for row in rows])
+    except orjson.JSONEncodeError as error:
+        raise _unwritable(error) from error
+
+
+def _unwritable(error: orjson.JSONEncodeError) -> InternalError:
+    # As for JSON answers: only a value no caster of the driver made can get here.
+    return InternalError(f"a value in the result could not be written: {error}")
 
 
 def _ndjson_tail(row_count: int, truncated: bool) -> bytes:

@@ -48,7 +48,7 @@ INSERT INTO shop.texts VALUES
     (6, ' padded ', '"');
 CREATE TABLE shop.every_type (
     i2 smallint, i4 integer, i8 bigint, num numeric,
-    r real, r_nan real, d double precision, d_big double precision, d_inf double precision,
+    r real, r_nan real, d double precision, d_big double precision, d_tiny double precision, d_inf double precision,
     b boolean, f boolean, t text,
     dt date, tm time, ts timestamp, tstz timestamptz, iv interval,
     u uuid, ip inet,
@@ -58,7 +58,7 @@ CREATE TABLE shop.every_type (
 );
 INSERT INTO shop.every_type VALUES (
     12, -7, 9007199254740993, '12345678901234567890.1234567890',
-    1.5, 'NaN', 0.1, 1e20, '-Infinity',
+    1.5, 'NaN', 0.1, 1e20, 1e-7, '-Infinity',
     true, false, E'h\u00e9llo "q",\n',
     '2024-02-29', '13:14:15.5', '2024-02-29 13:14:15.123456', '2024-02-29 13:14:15+02',
     '1 year 2 months 3 days 4 hours 5 minutes 6 seconds',
@@ -175,6 +175,7 @@ class TestCsv:
                 assert orjson.loads(field) == value, name
         assert empty == [""] * len(header)
         assert '"b":true,"f":false' in json_text and "true,false" in csv_text
+        assert ",1e-7," in csv_text  # orjson's spelling, not repr's 1e-07
 
     async def test_a_one_column_null_is_an_empty_line(self, formats: TestClient) -> None:
         """One column: NULL is an empty record (as COPY ... CSV writes it), '' stays ""."""
