@@ -212,6 +212,21 @@ class CheckedQuery(Protocol):
         ...
 
 
+@attrs.frozen
+class RowEncoding:
+    """Another writing of rows than JSON, which the gateway hands to ``QueryResult.json_batches``.
+
+    The gateway's result formats (``gateway.result_formats``) live in the gateway,
+    not in drivers: a driver only calls ``encode`` where it would write JSON.
+    """
+
+    encode: Callable[[Sequence[str], Sequence[Sequence[Any]]], bytes]
+    """Rows (the values the driver would give its JSON encoder: ``None``, ``bool``, ``int``, ``float``, ``str``,
+    lists and ``orjson.Fragment``) under the column names, as bytes holding one or more complete rows."""
+    separator: bytes
+    """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
+
+
 class QueryResult(Protocol):
     """An executing query whose rows are streamed in JSON-encoded batches."""
 
@@ -220,11 +235,13 @@ class QueryResult(Protocol):
         """Result columns in order, names already made unique (``id``, ``id_2``)."""
         ...
 
-    def json_batches(self) -> AsyncIterator[bytes]:
+    def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
         """Yield rows as JSON objects joined by commas, without enclosing brackets.
 
         Each yielded chunk holds one or more complete rows. Stops at the row
-        limit. Raises the errors listed in the module docstring.
+        limit. Raises the errors listed in the module docstring. With
+        ``encoding``, each chunk is instead ``encoding.encode`` of its rows (pieces
+        of one chunk joined by ``encoding.separator``).
         """
         ...
 

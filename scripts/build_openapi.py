@@ -19,9 +19,11 @@ from openapi_components import (
     ADMIN_SECURITY,
     BODIES,
     EITHER_SECURITY,
+    CSV_MEDIA_TYPE,
     GETDATA_MEDIA_TYPE,
     JSON,
     METRICS_MEDIA_TYPE,
+    NDJSON_MEDIA_TYPE,
     NO_SECURITY,
     PARAMETERS,
     SCHEMAS,
@@ -243,21 +245,57 @@ def grant_operations() -> dict[str, dict[str, Any]]:
     }
 
 
+GETDATA_HEADERS = {
+    "Dbgateway-Row-Limit": {
+        "description": "The gateway's row limit (row_limit); a longer result is cut and marked truncated.",
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "Dbgateway-Row-Count": {
+        "description": "Rows in the answer; only on an answer sent whole (with Content-Length), not on a streamed one.",
+        "schema": {"type": "integer", "minimum": 0},
+    },
+    "Dbgateway-Truncated": {
+        "description": "true when the row limit cut the result; only on an answer sent whole, as Dbgateway-Row-Count.",
+        "schema": {"type": "string", "enum": ["true", "false"]},
+    },
+}
+
+
 def get_data_operation(method: str) -> dict[str, Any]:
     return operation(
         "GetData" if method == "get" else "GetDataPost",
         "Run one read-only SELECT over granted tables" + (" (for queries too long for a URL)" if method == "post" else ""),
         description="Inputs from the query string or the JSON body. The result streams as "
-        "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated. "
+        "`text/javascript; charset=utf-8` holding JSON, or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) "
+        "when the `format` input or the Accept header asks; a result over the row limit is cut and marked truncated. "
+        "An error found after the status line was sent cuts the body off (it does not end as its format says). "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
         "`acquire_timeout`, then answers 429 `too_many_queries`.",
         security=USER_SECURITY,
-        parameters=["local_database_name", "query"],
+        parameters=["local_database_name", "query", "format"],
         body="QueryFields",
         success={
             "description": "The result",
-            "content": {GETDATA_MEDIA_TYPE: {"schema": ref("schemas", "QueryResult")}},
+            "headers": GETDATA_HEADERS,
+            "content": {
+                GETDATA_MEDIA_TYPE: {"schema": ref("schemas", "QueryResult")},
+                CSV_MEDIA_TYPE: {
+                    "schema": {
+                        "type": "string",
+                        "description": "RFC 4180: a header row of column names, then one record per row, CRLF "
+                        "line ends. Values as the text of their JSON encoding (json, jsonb and arrays as JSON "
+                        'text, booleans true/false); NULL is an empty field, an empty string is "".',
+                    }
+                },
+                NDJSON_MEDIA_TYPE: {
+                    "schema": {
+                        "type": "string",
+                        "description": "One JSON object per row, keyed by column name, one per line; then a last "
+                        'line {"row_count": N, "truncated": false}.',
+                    }
+                },
+            },
         },
         errors={
             400: [*INPUT_400, "query_rejected", "query_failed"],

@@ -14,6 +14,9 @@ Schema = dict[str, Any]
 
 JSON = "application/json"
 GETDATA_MEDIA_TYPE = "text/javascript"
+CSV_MEDIA_TYPE = "text/csv"
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
+RESULT_FORMATS = ["json", "csv", "ndjson"]
 METRICS_MEDIA_TYPE = "text/plain"
 
 ERROR_CODES = (
@@ -247,6 +250,11 @@ BODIES: dict[str, Schema] = {
         {
             "local_database_name": {**TEXT_OR_NUMBER, "description": "Database the query runs in."},
             "query": {"type": "string", "description": "One read-only SELECT; every table schema-qualified and granted."},
+            "format": {
+                "type": "string",
+                "enum": RESULT_FORMATS,
+                "description": "Result format; wins over the Accept header.",
+            },
         }
     ),
 }
@@ -333,6 +341,12 @@ PARAMETERS: dict[str, Schema] = {
         "query",
         {"type": "string", "minLength": 1},
         "One read-only SELECT, every table schema-qualified and granted; at most 100 KiB (max_query_bytes).",
+    ),
+    "format": _query(
+        "format",
+        {"type": "string", "enum": RESULT_FORMATS},
+        "Result format: json (text/javascript), csv (text/csv) or ndjson (application/x-ndjson); wins over "
+        "Accept. Without it, Accept chooses by q-value; an Accept naming none of them gets json.",
     ),
     "check_databases": _query(
         "databases",

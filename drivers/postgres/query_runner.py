@@ -54,7 +54,7 @@ from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, 
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.background import keep_running
-from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, query_lingers
+from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, RowEncoding, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed
 
 CURSOR_NAME = "dbgw_cursor"
@@ -208,8 +208,11 @@ class StreamingQuery:
         ]
         self._first_batch_rows = received
 
-    async def json_batches(self) -> AsyncIterator[bytes]:
+    async def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
         """Yield rows as JSON objects joined by commas, one chunk per fetched batch; stop at the row limit.
+
+        With ``encoding`` (another result format, chosen by the gateway) a chunk is
+        ``encoding.encode`` of the rows instead, pieces joined by its separator.
 
         A batch is cast and encoded ``SLICE_ROWS`` rows at a time, with the event
         loop given back in between, so a large result never holds up the other
@@ -233,7 +236,7 @@ class StreamingQuery:
                 self._asked = min(self._limits.batch_size, row_limit + 1 - self._received)
                 next_batch = self._send(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
             if rows:
-                chunk = await self._encode(rows)
+                chunk = await self._encode(rows, encoding)
                 self._row_count += len(rows)
                 yield chunk
             if not more:
@@ -260,16 +263,17 @@ class StreamingQuery:
         self._missed_arrays = []
         return rows
 
-    async def _encode(self, rows: list[Row]) -> bytes:
-        """``encode_rows`` a slice at a time, giving the event loop back between slices."""
+    async def _encode(self, rows: list[Row], encoding: RowEncoding | None = None) -> bytes:
+        """``encode_rows`` (or ``encoding.encode``) a slice at a time, giving the event loop back between slices."""
+        encode, separator = (encode_rows, b",") if encoding is None else (encoding.encode, encoding.separator)
         if len(rows) <= SLICE_ROWS:
-            return encode_rows(self._names, rows)
+            return encode(self._names, rows)
         parts: list[bytes] = []
         for start in range(0, len(rows), SLICE_ROWS):
             if parts:
                 await asyncio.sleep(0)
-            parts.append(encode_rows(self._names, rows[start : start + SLICE_ROWS]))
-        return b",".join(parts)
+            parts.append(encode(self._names, rows[start : start + SLICE_ROWS]))
+        return separator.join(parts)
 
     def _remaining(self) -> float:
         return self._deadline - self._loop.time()

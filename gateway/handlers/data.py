@@ -3,7 +3,11 @@
 The driver checks the SQL against the token's grants and runs it; this handler
 streams the rows. A result that fits in ``SMALL_RESULT_BYTES`` is sent as one
 body with a length; a larger one is sent chunked while it is still being
-fetched, so memory stays bounded whatever the result size.
+fetched, so memory stays bounded whatever the result size. The same holds for
+each result format (``gateway.result_formats``: JSON, CSV, NDJSON), which the
+``format`` input or the ``Accept`` header chooses. An answer sent whole also
+carries its row count and whether it was truncated as headers (CSV has no
+other place for them); a streamed one cannot, its status line went first.
 
 A token runs at most ``token_query_limit`` queries on one database at once
 (``gateway.token_queries``); the driver's log lines of a query carry the
@@ -16,7 +20,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
-import orjson
 import structlog
 from aiohttp import HttpVersion11, web
 
@@ -26,9 +29,16 @@ from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
 from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
-from gateway.responses import GETDATA_CONTENT_TYPE
+from gateway.result_formats import ResultFormat, choose_format
 
 SMALL_RESULT_BYTES = 256 * 1024
+
+ROW_COUNT_HEADER = "Dbgateway-Row-Count"
+"""Rows in an answer sent whole (not on a streamed answer)."""
+TRUNCATED_HEADER = "Dbgateway-Truncated"
+"""``true`` or ``false`` on an answer sent whole: whether the row limit cut the result."""
+ROW_LIMIT_HEADER = "Dbgateway-Row-Limit"
+"""On every answer: the row limit, so a reader of a streamed CSV can tell a result that may be cut."""
 
 
 @observe_getdata
@@ -39,6 +49,7 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     inputs = await read_inputs(request, body_allowed=True, max_body_bytes=config.max_body_bytes)
     database_name = inputs.require("local_database_name")
     query = inputs.require("query")
+    result_format = choose_format(inputs.get("format"), request.headers.get("Accept"))
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
     tally.query = query
@@ -56,32 +67,44 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     tally.checked = checked
     with structlog.contextvars.bound_contextvars(user_token_fingerprint=token_fingerprint(state.token_salt, token)):
         async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-            return await _answer(request, pool.run_query(checked), tally)
+            return await _answer(request, pool.run_query(checked), tally, result_format)
 
 
 async def _answer(
-    request: web.Request, running: AbstractAsyncContextManager[QueryResult], tally: GetDataTally
+    request: web.Request,
+    running: AbstractAsyncContextManager[QueryResult],
+    tally: GetDataTally,
+    result_format: ResultFormat,
 ) -> web.StreamResponse:
     """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
     async with running as result:
-        head = b'[{"status":"success","columns":' + orjson.dumps(
-            [{"name": c.name, "type": c.type_name} for c in result.columns]
-        ) + b',"data":['
-        batches = result.json_batches()
+        head = result_format.head(result.columns)
+        batches = result.json_batches(result_format.encoding)
         buffered: list[bytes] = []
         size = 0
         async for chunk in batches:
             buffered.append(chunk)
             size += len(chunk)
             if size > SMALL_RESULT_BYTES:
-                return await _stream(request, head, buffered, batches, result, tally)
-        body = head + b",".join(buffered) + _tail(result)
+                return await _stream(request, head, buffered, batches, result, tally, result_format)
+        body = (
+            head
+            + result_format.separator.join(buffered)
+            + result_format.tail(result.row_count, result.truncated)
+        )
         tally.sent(result.row_count, len(body))
-        return web.Response(body=body, content_type=GETDATA_CONTENT_TYPE, charset="utf-8")
+        headers = _headers(request, result_format)
+        headers[ROW_COUNT_HEADER] = str(result.row_count)
+        headers[TRUNCATED_HEADER] = "true" if result.truncated else "false"
+        return web.Response(body=body, headers=headers)
 
 
-def _tail(result: QueryResult) -> bytes:
-    return b'],"row_count":%d,"truncated":%s}]' % (result.row_count, b"true" if result.truncated else b"false")
+def _headers(request: web.Request, result_format: ResultFormat) -> dict[str, str]:
+    return {
+        "Content-Type": f"{result_format.content_type}; charset=utf-8",
+        "Vary": "Accept",  # the same URL answers another format for another Accept
+        ROW_LIMIT_HEADER: str(request.app[CONFIG].row_limit),
+    }
 
 
 async def _stream(
@@ -91,9 +114,10 @@ async def _stream(
     batches: AsyncIterator[bytes],
     result: QueryResult,
     tally: GetDataTally,
+    result_format: ResultFormat,
 ) -> web.StreamResponse:
     """Send what was buffered, then every further batch as it is fetched, chunked."""
-    response = web.StreamResponse(headers={"Content-Type": f"{GETDATA_CONTENT_TYPE}; charset=utf-8"})
+    response = web.StreamResponse(headers=_headers(request, result_format))
     if request.version >= HttpVersion11:
         response.enable_chunked_encoding()
     # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
@@ -102,14 +126,15 @@ async def _stream(
     # the socket open: every write gets client_stall_timeout, shorter than the statement time limit, so a
     # few slow readers cannot keep a database's pool from everyone else.
     stall_limit = request.app[CONFIG].client_stall_timeout
-    first = head + b",".join(buffered)
+    separator = result_format.separator
+    first = head + separator.join(buffered)
     try:
         await _send(response, first, stall_limit)
         tally.sent(result.row_count, len(first))
         async for chunk in batches:
-            await _send(response, b"," + chunk, stall_limit)
-            tally.sent(result.row_count, len(chunk) + 1)
-        tail = _tail(result)
+            await _send(response, separator + chunk, stall_limit)
+            tally.sent(result.row_count, len(chunk) + len(separator))
+        tail = result_format.tail(result.row_count, result.truncated)
         await _send(response, tail, stall_limit)
         tally.sent(result.row_count, len(tail))
         await _send(response, None, stall_limit)
