@@ -248,7 +248,9 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "GetData" if method == "get" else "GetDataPost",
         "Run one read-only SELECT over granted tables" + (" (for queries too long for a URL)" if method == "post" else ""),
         description="Inputs from the query string or the JSON body. The result streams as "
-        "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated. "
+        "`text/javascript; charset=utf-8` holding JSON (the specification's media type, the default), or as "
+        "`application/json; charset=utf-8`, the same body, when the request's `Accept` prefers application/json; "
+        "a result over the row limit is cut and marked truncated. "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
         "`acquire_timeout`, then answers 429 `too_many_queries`.",
@@ -257,7 +259,11 @@ def get_data_operation(method: str) -> dict[str, Any]:
         body="QueryFields",
         success={
             "description": "The result",
-            "content": {GETDATA_MEDIA_TYPE: {"schema": ref("schemas", "QueryResult")}},
+            # Both: generated clients parse only what is declared as JSON (they send Accept: application/json).
+            "content": {
+                JSON: {"schema": ref("schemas", "QueryResult")},
+                GETDATA_MEDIA_TYPE: {"schema": ref("schemas", "QueryResult")},
+            },
         },
         errors={
             400: [*INPUT_400, "query_rejected", "query_failed"],

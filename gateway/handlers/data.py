@@ -26,7 +26,7 @@ from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
 from gateway.inputs import read_inputs
 from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
-from gateway.responses import GETDATA_CONTENT_TYPE
+from gateway.responses import getdata_media_type
 
 SMALL_RESULT_BYTES = 256 * 1024
 
@@ -56,11 +56,12 @@ async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamRespo
     tally.checked = checked
     with structlog.contextvars.bound_contextvars(user_token_fingerprint=token_fingerprint(state.token_salt, token)):
         async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-            return await _answer(request, pool.run_query(checked), tally)
+            media_type = getdata_media_type(request.headers.get("Accept"))
+            return await _answer(request, pool.run_query(checked), tally, media_type)
 
 
 async def _answer(
-    request: web.Request, running: AbstractAsyncContextManager[QueryResult], tally: GetDataTally
+    request: web.Request, running: AbstractAsyncContextManager[QueryResult], tally: GetDataTally, media_type: str
 ) -> web.StreamResponse:
     """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
     async with running as result:
@@ -74,10 +75,10 @@ async def _answer(
             buffered.append(chunk)
             size += len(chunk)
             if size > SMALL_RESULT_BYTES:
-                return await _stream(request, head, buffered, batches, result, tally)
+                return await _stream(request, head, buffered, batches, result, tally, media_type)
         body = head + b",".join(buffered) + _tail(result)
         tally.sent(result.row_count, len(body))
-        return web.Response(body=body, content_type=GETDATA_CONTENT_TYPE, charset="utf-8")
+        return web.Response(body=body, content_type=media_type, charset="utf-8")
 
 
 def _tail(result: QueryResult) -> bytes:
@@ -91,9 +92,10 @@ async def _stream(
     batches: AsyncIterator[bytes],
     result: QueryResult,
     tally: GetDataTally,
+    media_type: str,
 ) -> web.StreamResponse:
     """Send what was buffered, then every further batch as it is fetched, chunked."""
-    response = web.StreamResponse(headers={"Content-Type": f"{GETDATA_CONTENT_TYPE}; charset=utf-8"})
+    response = web.StreamResponse(headers={"Content-Type": f"{media_type}; charset=utf-8"})
     if request.version >= HttpVersion11:
         response.enable_chunked_encoding()
     # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
