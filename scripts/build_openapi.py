@@ -20,6 +20,7 @@ from openapi_components import (
     BODIES,
     EITHER_SECURITY,
     GETDATA_MEDIA_TYPE,
+    HTML,
     JSON,
     METRICS_MEDIA_TYPE,
     NO_SECURITY,
@@ -47,7 +48,7 @@ and grants user tokens access to tables; a token holder describes tables, lists 
 
 Conventions:
 
-- Every path is also served with a trailing slash (`/Logs` and `/Logs/`). `/Database/List` and `/Table/List` \
+- Every path but `/` is also served with a trailing slash (`/Logs` and `/Logs/`). `/Database/List` and `/Table/List` \
 are aliases of `/Database/list` and `/Table/list` (the specification spells both) and are listed too.
 - Tokens travel in the headers `admin_token` and `user_token`; `Admin-Token` and `User-Token` are accepted too \
 (nginx drops header names with underscores by default). An empty header counts as absent.
@@ -279,7 +280,20 @@ def get_data_operation(method: str) -> dict[str, Any]:
 
 def service_paths() -> dict[str, dict[str, Any]]:
     """Health, readiness, metrics and this document: no token needed (metrics: see metrics_require_admin)."""
+    index_success = json_response("What this server is and where to go next", "Index")
+    index_success["content"][HTML] = {"schema": {"type": "string"}}
     return {
+        "/": {
+            "get": operation(
+                "Index",
+                "The gateway's name, version and service paths; a small HTML page when Accept names text/html",
+                description="No token needed. JSON by default; an Accept naming text/html (and not application/json) "
+                "gets a self-contained HTML page with the same links.",
+                security=NO_SECURITY,
+                success=index_success,
+                errors={},
+            )
+        },
         "/healthz": {
             "get": operation(
                 "Healthz",
