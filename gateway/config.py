@@ -268,11 +268,11 @@ def _from_text(name: str, text: str) -> Any:
     return Path(text) if kind is Path else text
 
 
-def _field_types() -> dict[str, type]:
+def _field_types() -> dict[str, Any]:
     """Each setting's type, ``X | None`` read as ``X``."""
-    found: dict[str, type] = {}
+    found: dict[str, Any] = {}
     for field in attrs.fields(attrs.resolve_types(GatewayConfig)):
-        kind = field.type
+        kind: Any = field.type
         arguments = [argument for argument in getattr(kind, "__args__", ()) if argument is not type(None)]
         found[field.name] = arguments[0] if isinstance(kind, types.UnionType) and arguments else kind
     return found
