@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import attrs
 import cattrs
 from cryptography.fernet import Fernet
 
+from gateway.config_types import field_types, from_text, strict_converter
 from gateway.registry.location import RegistryKind, RegistryLocation
 
 ENV_PREFIX = "DBGATEWAY_"
@@ -194,91 +194,10 @@ class GatewayConfig:
 SECRET_SETTINGS = frozenset({"admin_token", "secret_key", "registry_url"})
 """Settings whose values are never shown (``registry_url`` may hold a password)."""
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
+_converter = strict_converter()
 
 
-def _kind(value: Any) -> str:
-    """What a wrong value is, without repeating it (it may be a secret)."""
-    if isinstance(value, bool):
-        return f"a boolean ({'true' if value else 'false'})"
-    names = {str: "a string", int: "a whole number", float: "a number", list: "a list", dict: "a table"}
-    return names.get(type(value), f"a {type(value).__name__}")
-
-
-# TOML values keep their type: `statement_timeout = true` or `row_limit = "100"` is refused, not coerced.
-def _strict_int(value: Any, _: type) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected a whole number, got {_kind(value)}")
-    return value
-
-
-def _strict_float(value: Any, _: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {_kind(value)}")
-    return float(value)
-
-
-def _strict_bool(value: Any, _: type) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {_kind(value)}")
-    return value
-
-
-def _strict_str(value: Any, _: type) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {_kind(value)}")
-    return value
-
-
-def _strict_path(value: Any, _: type) -> Path:
-    if not isinstance(value, str | Path):
-        raise TypeError(f"expected a path (a string), got {_kind(value)}")
-    return Path(value)
-
-
-_converter.register_structure_hook(int, _strict_int)
-_converter.register_structure_hook(float, _strict_float)
-_converter.register_structure_hook(bool, _strict_bool)
-_converter.register_structure_hook(str, _strict_str)
-_converter.register_structure_hook(Path, _strict_path)
-
-
-def parse_bool(text: str) -> bool:
-    """A yes/no word from an environment variable (any case)."""
-    word = text.strip().lower()
-    if word in {"1", "true", "yes", "on"}:
-        return True
-    if word in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError("expected true or false (or 1/0, yes/no, on/off)")
-
-
-def _from_text(name: str, text: str) -> Any:
-    """An environment variable's text as the value of setting ``name`` (variables are text; files are typed)."""
-    kind = _FIELD_TYPES[name]
-    if kind is bool:
-        return parse_bool(text)
-    try:
-        if kind is int:
-            return int(text.strip())
-        if kind is float:
-            return float(text.strip())
-    except ValueError:
-        raise ValueError(f"expected {'a whole number' if kind is int else 'a number'}") from None
-    return Path(text) if kind is Path else text
-
-
-def _field_types() -> dict[str, Any]:
-    """Each setting's type, ``X | None`` read as ``X``."""
-    found: dict[str, Any] = {}
-    for field in attrs.fields(attrs.resolve_types(GatewayConfig)):
-        kind: Any = field.type
-        arguments = [argument for argument in getattr(kind, "__args__", ()) if argument is not type(None)]
-        found[field.name] = arguments[0] if isinstance(kind, types.UnionType) and arguments else kind
-    return found
-
-
-_FIELD_TYPES = _field_types()
+_FIELD_TYPES = field_types(GatewayConfig)
 
 
 @attrs.frozen
@@ -321,7 +240,7 @@ def _settings_from_environment(environ: Mapping[str, str]) -> tuple[dict[str, An
             warnings.append(f"environment variable {key} is no setting and is ignored{hint}")
             continue
         try:
-            settings[name] = _from_text(name, value)
+            settings[name] = from_text(_FIELD_TYPES[name], value)
         except ValueError as error:
             raise ConfigError(f"setting {name} ({key}) is invalid: {error}") from None
         variables[name] = key

@@ -178,6 +178,10 @@ def test_serve_on_a_terminal_prints_one_banner_and_readable_logs(tmp_path: Path)
         wait_until_listening(process, port)
     finally:
         process.terminate()
+        # Keep reading while it stops: a full terminal buffer would block its last log lines, and so its exit.
+        read_terminal_until(primary, "\0never\0", seconds=15 if process.poll() is None else 0)
+        if process.poll() is None:
+            process.kill()
         process.wait(timeout=15)
         os.close(primary)
     token = (tmp_path / "data" / "admin_token").read_text(encoding="utf-8").strip()
