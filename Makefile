@@ -5,11 +5,22 @@ BIN := $(VENV)/bin
 
 .PHONY: run test bench clean
 
+# `make run` and `make test` started together both find .venv missing: the install holds a lock
+# (flock, util-linux), and whoever gets it second finds the install done and does nothing.
+LOCK := .venv.lock
+
 $(BIN)/dbgateway: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $@
+	@flock $(LOCK) $(MAKE) --no-print-directory install-venv
+
+.PHONY: install-venv
+install-venv:
+	@if [ -x $(BIN)/dbgateway ] && [ $(BIN)/dbgateway -nt pyproject.toml ]; then exit 0; fi; \
+	set -e; \
+	echo "installing dbgateway into $(VENV)"; \
+	$(PYTHON) -m venv $(VENV); \
+	$(BIN)/pip install --quiet --upgrade pip; \
+	$(BIN)/pip install --quiet -e '.[test]'; \
+	touch $(BIN)/dbgateway
 
 ## run: install, then start the gateway with embedded defaults (127.0.0.1:8080, ./data)
 run: $(BIN)/dbgateway
@@ -29,4 +40,4 @@ bench: $(BIN)/dbgateway
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOCK) build *.egg-info .pytest_cache

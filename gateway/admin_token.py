@@ -8,10 +8,9 @@ from pathlib import Path
 
 import structlog
 
-from gateway.config import ConfigError, GatewayConfig
+from gateway.config import MIN_ADMIN_TOKEN_LENGTH, ConfigError, GatewayConfig
 
 ADMIN_TOKEN_FILE = "admin_token"
-MIN_ADMIN_TOKEN_LENGTH = 16
 
 
 def resolve_admin_token(config: GatewayConfig, logger: structlog.typing.FilteringBoundLogger) -> str:

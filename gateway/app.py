@@ -14,7 +14,18 @@ from gateway.audit_file import AuditFile
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
-from gateway.handlers import data, database_lifecycle, databases, grants, health, logs, openapi, tables, tokens
+from gateway.handlers import (
+    data,
+    database_lifecycle,
+    databases,
+    grants,
+    health,
+    index,
+    logs,
+    openapi,
+    tables,
+    tokens,
+)
 from gateway.keys import (
     ADMIN_TOKEN,
     CONFIG,
@@ -28,7 +39,7 @@ from gateway.keys import (
     TOKEN_QUERIES,
 )
 from gateway.library_logs import library_logs
-from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger
+from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger, wants_console
 from gateway.loop_lag import measure_loop_lag
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
@@ -37,8 +48,9 @@ from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
 
-# (method, path, handler); every path is also served with a trailing slash.
+# (method, path, handler); every path but / is also served with a trailing slash.
 ROUTES: list[tuple[str, str, Any]] = [
+    ("GET", "/", index.index),
     ("PUT", "/Database", databases.add_database),
     ("GET", "/Database", databases.get_database),
     ("GET", "/Database/list", databases.list_databases_or_tables),
@@ -67,7 +79,8 @@ ROUTES: list[tuple[str, str, Any]] = [
 def setup_routes(app: web.Application) -> None:
     for method, path, handler in ROUTES:
         app.router.add_route(method, path, handler)
-        app.router.add_route(method, path + "/", handler)
+        if path != "/":
+            app.router.add_route(method, path + "/", handler)
 
 
 def setup_middlewares(app: web.Application) -> None:
@@ -94,8 +107,14 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     audit_file = AuditFile(config.audit_file, config.audit_file_max_bytes) if config.audit_file is not None else None
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
+    console = wants_console(config.log_format, log_stream)
     logger = make_logger(
-        ring, redactor, level=LogLevel.parse(config.log_level), stream=log_stream, instance=instance_name(config)
+        ring,
+        redactor,
+        level=LogLevel.parse(config.log_level),
+        stream=log_stream,
+        instance=instance_name(config),
+        console=console,
     )
     redactor.add(config.secret_key)
     location = config.registry_location
@@ -117,7 +136,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         )
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
-    auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file)
+    auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file, console)
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     limits = PoolLimits(
         min_size=config.pool_min_size,
@@ -178,10 +197,17 @@ def _auditor(
     admin_token: str,
     log_stream: TextIO | None,
     audit_file: AuditFile | None,
+    console: bool,
 ) -> Auditor:
     """The app's ``Auditor``: its own logger, at info whatever ``log_level`` says, writing to ``audit_file`` too."""
     logger = make_logger(
-        ring, redactor, level=LogLevel.INFO, stream=log_stream, instance=instance_name(config), extra_sink=audit_file
+        ring,
+        redactor,
+        level=LogLevel.INFO,
+        stream=log_stream,
+        instance=instance_name(config),
+        extra_sink=audit_file,
+        console=console,
     )
     return Auditor(logger, store, admin_token, query_text=config.audit_query_text)
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.app import create_app
-from gateway.config import ConfigError, GatewayConfig, load_config
+from gateway.banner import announce
+from gateway.config import ConfigError, LoadedConfig, load_settings
+from gateway.config_command import describe_settings
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
 from gateway.registry import RegistryLoadError, RegistryUnreachable
@@ -37,25 +39,41 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the HTTP gateway. Settings come from defaults, then the config file, then DBGATEWAY_* "
         "environment variables, then these options.",
     )
-    serve.add_argument(
+    add_setting_options(serve)
+    show = commands.add_parser(
+        "config",
+        help="print the settings in effect and where each came from",
+        description="Print every setting as `serve` with the same options would use it, and where it came from "
+        "(default, file, environment, option); secrets show as [set]. Exit status 2 when a setting is invalid.",
+    )
+    add_setting_options(show)
+    add_key_commands(commands)
+    add_registry_commands(commands)
+    return parser
+
+
+def add_setting_options(command: argparse.ArgumentParser) -> None:
+    """The options ``serve`` and ``config`` share; each overrides a setting (see ``OPTION_FLAGS``)."""
+    command.add_argument(
         "--config", type=Path, metavar="FILE", help="TOML settings file (see config/gateway.example.toml); "
         "default: $DBGATEWAY_CONFIG if set, else none"
     )
-    serve.add_argument("--host", metavar="H", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, metavar="P", help="port to listen on (default 8080)")
-    serve.add_argument(
+    command.add_argument("--host", metavar="H", help="address to listen on (default 127.0.0.1)")
+    command.add_argument("--port", type=int, metavar="P", help="port to listen on (default 8080)")
+    command.add_argument("--workers", type=int, metavar="N", help="serving processes sharing the port (default 1)")
+    command.add_argument(
+        "--log-level", metavar="LEVEL", help="lowest level logged: debug, info, warning or error (default info)"
+    )
+    command.add_argument(
         "--data-dir", type=Path, metavar="D",
         help="folder of registry.json and the generated admin_token file (default ./data)",
     )
-    serve.add_argument(
+    command.add_argument(
         "--registry-url", metavar="URL",
         help="where the registry is: file:PATH, or postgresql://user:password@host:port/dbname for a registry shared "
         "by several gateways (default: the file <data-dir>/registry.json); prefer DBGATEWAY_REGISTRY_URL when the "
         "URL holds a password",
     )
-    add_key_commands(commands)
-    add_registry_commands(commands)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,16 +83,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.command == "registry":
         return run_registry_command(arguments)
     try:
-        config = load_config(
+        loaded = load_settings(
             arguments.config,
             overrides={
                 "listen_host": arguments.host,
                 "listen_port": arguments.port,
+                "workers": arguments.workers,
+                "log_level": arguments.log_level,
                 "data_dir": arguments.data_dir,
                 "registry_url": arguments.registry_url,
             },
         )
-        return run_serve(config)
+        if arguments.command == "config":
+            print(describe_settings(loaded))
+            for warning in loaded.warnings:
+                print(f"dbgateway: warning: {warning}", file=sys.stderr)
+            return 0
+        return run_serve(loaded)
     except (ConfigError, RegistryLoadError, StartupError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
@@ -83,17 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def run_serve(config: GatewayConfig) -> int:
+def run_serve(loaded: LoadedConfig) -> int:
     """``dbgateway serve``: check the data folder, bind, build the app, then serve until told to stop."""
+    config = loaded.config
     prepare_data_dir(config)
     # Bound before anything else, so a taken port is one sentence on stderr and nothing claims to listen.
     bound = [listening_sockets(config, reuse_port=config.workers > 1) for _ in range(config.workers)]
     app = create_app(config)
     # The app built above checked the settings and the registry once; each worker builds its own.
     supervisor = WorkerSupervisor(config, create_app, app[LOGGER], bound) if config.workers > 1 else None
-    app[LOGGER].info(
-        "gateway_listening", url=f"http://{config.listen_host}:{config.listen_port}", workers=config.workers
-    )
+    for warning in loaded.warnings:
+        app[LOGGER].warning("config_warning", message=warning)
+    announce(app, loaded)
     return supervisor.run() if supervisor is not None else serve(app, config, bound[0])
 
 

@@ -6,6 +6,7 @@ does not parse stops start-up with ``ConfigError`` naming it.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -16,9 +17,19 @@ import attrs
 import cattrs
 from cryptography.fernet import Fernet
 
+from gateway.config_types import field_types, from_text, strict_converter
 from gateway.registry.location import RegistryKind, RegistryLocation
 
 ENV_PREFIX = "DBGATEWAY_"
+
+MIN_ADMIN_TOKEN_LENGTH = 16
+"""Shortest admin token accepted (configured or read from the file)."""
+
+LOG_FORMATS = ("auto", "json", "console")
+"""``log_format``: ``auto`` renders for people when stderr is a terminal, JSON lines otherwise."""
+
+NOT_SETTINGS = frozenset({"CONFIG", "TEST_DSN", "BENCH_DSN"})
+"""``DBGATEWAY_*`` variables that are no setting: the config file, the tests' and the benchmark's databases."""
 
 MAX_USER_TOKEN_LENGTH = 1024
 """Longest user token a grant takes (and so the most ``min_user_token_length`` may ask for)."""
@@ -61,6 +72,24 @@ def _registry_url(instance: object, attribute: attrs.Attribute[Any], value: str 
         RegistryLocation.parse(value)  # its ValueError never repeats the value: it may hold a password
 
 
+def _admin_token(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and len(value.strip()) < MIN_ADMIN_TOKEN_LENGTH:
+        raise ValueError(f"admin_token must be at least {MIN_ADMIN_TOKEN_LENGTH} characters long")
+
+
+def _lowercase(value: Any) -> Any:
+    """Names like ``log_level`` are read case-insensitively; anything but text is left for the validator."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _one_of(*choices: str) -> Any:
+    def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value not in choices:
+            raise ValueError(f"{attribute.name} must be one of {', '.join(choices)}, not {value!r}")
+
+    return check
+
+
 @attrs.frozen(kw_only=True)
 class GatewayConfig:
     """Everything an operator can change; defaults are the contract's."""
@@ -77,7 +106,7 @@ class GatewayConfig:
     """Registry JSON file; ``<data_dir>/registry.json`` when unset (and ``registry_url`` is unset)."""
     registry_url: str | None = attrs.field(default=None, repr=False, validator=_registry_url)
     """Where the registry is: ``file:PATH``, or ``postgresql://...`` for one shared by replicas; unset: the file."""
-    admin_token: str | None = attrs.field(default=None, repr=False)
+    admin_token: str | None = attrs.field(default=None, repr=False, validator=_admin_token)
     """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
     secret_key: str | None = attrs.field(default=None, repr=False, validator=_fernet_key)
     """Fernet key that encrypts database passwords in the registry file; passwords are stored in clear when unset."""
@@ -101,8 +130,12 @@ class GatewayConfig:
     """Rows fetched per round trip while a GetData result streams."""
     log_buffer_size: int = attrs.field(default=10_000, validator=_positive)
     """Log entries the Logs endpoint can return (a ring buffer)."""
-    log_level: str = attrs.field(default="info", validator=attrs.validators.in_(["debug", "info", "warning", "error"]))
-    """Lowest level written to stderr and kept in the buffer."""
+    log_level: str = attrs.field(
+        default="info", converter=_lowercase, validator=_one_of("debug", "info", "warning", "error")
+    )
+    """Lowest level written to stderr and kept in the buffer (any case: ``INFO`` is ``info``)."""
+    log_format: str = attrs.field(default="auto", converter=_lowercase, validator=_one_of(*LOG_FORMATS))
+    """How stderr shows log entries: ``console`` (for people), ``json`` (one object a line), ``auto`` (console on a terminal)."""
     instance: str | None = None
     """Name every log entry carries as ``instance``; the host name when unset."""
     audit_query_text: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
@@ -158,37 +191,60 @@ class GatewayConfig:
                 )
 
 
-_converter = cattrs.Converter(forbid_extra_keys=True)
+SECRET_SETTINGS = frozenset({"admin_token", "secret_key", "registry_url"})
+"""Settings whose values are never shown (``registry_url`` may hold a password)."""
+
+_converter = strict_converter()
 
 
-def _parse_bool(value: Any, _: type) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(f"expected true or false, got {value!r}")
+_FIELD_TYPES = field_types(GatewayConfig)
 
 
-_converter.register_structure_hook(bool, _parse_bool)
-_converter.register_structure_hook(Path, lambda value, _: Path(value))
+@attrs.frozen
+class LoadedConfig:
+    """A config with where each setting came from, and what was noticed on the way."""
+
+    config: GatewayConfig
+    """The settings in effect."""
+    sources: dict[str, str]
+    """Setting name to where its value came from: ``default``, ``file PATH``, ``environment VAR``, ``option --flag``."""
+    warnings: list[str]
+    """Sentences worth an operator's attention that do not stop start-up (unknown ``DBGATEWAY_*`` variables)."""
 
 
-def _settings_from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
-    known = {field.name for field in attrs.fields(GatewayConfig)} - {"drivers"}
+OPTION_FLAGS = {
+    "listen_host": "--host",
+    "listen_port": "--port",
+    "data_dir": "--data-dir",
+    "registry_url": "--registry-url",
+    "log_level": "--log-level",
+    "workers": "--workers",
+}
+"""Command-line options of ``serve`` and ``config``, by the setting they set."""
+
+
+def _settings_from_environment(environ: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """(settings, their variables, warnings) from the ``DBGATEWAY_*`` variables."""
+    known = set(_FIELD_TYPES) - {"drivers"}
     settings: dict[str, Any] = {}
+    variables: dict[str, str] = {}
+    warnings: list[str] = []
     for key, value in environ.items():
-        if not key.startswith(ENV_PREFIX):
+        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX) :] in NOT_SETTINGS:
             continue
         name = key[len(ENV_PREFIX) :].lower()
-        if name in known:
-            settings[name] = value
-        elif name not in {"test_dsn", "config"}:
-            # A misspelt variable silently doing nothing is worse than refusing to start.
-            raise ConfigError(f"unknown environment variable {key}; see config/gateway.example.toml for the settings")
-    return settings
+        if name not in known:
+            # Not ours to refuse (another tool may share the prefix), but a misspelt setting must not pass unseen.
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {ENV_PREFIX}{close[0].upper()}?)" if close else ""
+            warnings.append(f"environment variable {key} is no setting and is ignored{hint}")
+            continue
+        try:
+            settings[name] = from_text(_FIELD_TYPES[name], value)
+        except ValueError as error:
+            raise ConfigError(f"setting {name} ({key}) is invalid: {error}") from None
+        variables[name] = key
+    return settings, variables, sorted(warnings)
 
 
 def load_config(
@@ -198,21 +254,37 @@ def load_config(
     overrides: Mapping[str, Any] | None = None,
 ) -> GatewayConfig:
     """Merge defaults, the TOML file, ``DBGATEWAY_*`` variables and explicit overrides, in that order."""
+    return load_settings(config_file, environ=environ, overrides=overrides).config
+
+
+def load_settings(
+    config_file: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> LoadedConfig:
+    """``load_config``, also telling where each setting came from."""
     environ = os.environ if environ is None else environ
     settings: dict[str, Any] = {}
+    sources = dict.fromkeys(_FIELD_TYPES, "default")
     if config_file is None and environ.get(ENV_PREFIX + "CONFIG"):
         config_file = Path(environ[ENV_PREFIX + "CONFIG"])
     if config_file is not None:
         try:
-            settings.update(tomllib.loads(config_file.read_text(encoding="utf-8")))
+            from_file = tomllib.loads(config_file.read_text(encoding="utf-8"))
         except OSError as error:
             raise ConfigError(f"cannot read config file {config_file}: {error.strerror}") from None
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"config file {config_file} is not valid TOML: {error}") from None
-    settings.update(_settings_from_environment(environ))
-    settings.update({key: value for key, value in (overrides or {}).items() if value is not None})
-    return structure_config(settings)
-
+        settings.update(from_file)
+        sources.update(dict.fromkeys((name for name in from_file if name in sources), f"file {config_file}"))
+    from_environment, variables, warnings = _settings_from_environment(environ)
+    settings.update(from_environment)
+    sources.update({name: f"environment {variable}" for name, variable in variables.items()})
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    settings.update(given)
+    sources.update({name: f"option {OPTION_FLAGS.get(name, name)}" for name in given})
+    return LoadedConfig(structure_config(settings), sources, warnings)
 
 def structure_config(settings: Mapping[str, Any]) -> GatewayConfig:
     """Build a config from plain values, naming the first setting that is wrong."""

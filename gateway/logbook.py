@@ -167,12 +167,12 @@ class _RingAndStreamSink:
         self._stream = stream
         self._extra = extra
 
-    def _write(self, level: LogLevel, line: str, timestamp: str, event: str) -> None:
+    def _write(self, level: LogLevel, line: str, timestamp: str, event: str, shown: str | None = None) -> None:
         self._ring.append(level, line, timestamp=timestamp, event=event)
         if self._extra is not None:
             self._extra.write_line(line)
         try:
-            self._stream.write(line + "\n")
+            self._stream.write((line if shown is None else shown) + "\n")
             self._stream.flush()
         except (OSError, ValueError):
             pass  # a closed stderr must not break request handling; the ring still has the line
@@ -223,6 +223,22 @@ def _render_json(
     return (line,), {"timestamp": event_dict["timestamp"], "event": str(event_dict.get("event", ""))}
 
 
+class _RenderBoth:
+    """JSON for the ring and the audit file (readers parse it), and a line for people on the stream."""
+
+    def __init__(self, colors: bool) -> None:
+        self._console = structlog.dev.ConsoleRenderer(colors=colors, sort_keys=False)
+
+    def __call__(
+        self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+    ) -> tuple[tuple[str], dict[str, str]]:
+        (line,), meta = _render_json(logger, method_name, event_dict)
+        shown = dict(event_dict)
+        shown.pop("instance", None)  # the same on every line of one console
+        meta["shown"] = self._console(logger, method_name, shown)
+        return (line,), meta
+
+
 def make_logger(
     ring: LogRing,
     redactor: SecretRedactor,
@@ -231,11 +247,15 @@ def make_logger(
     stream: TextIO | None = None,
     instance: str = "",
     extra_sink: LineSink | None = None,
+    console: bool = False,
 ) -> structlog.typing.FilteringBoundLogger:
     """A logger writing JSON lines (``timestamp``, ``level``, ``event``, ``pid``, ``instance``) to stderr and ``ring``.
 
-    ``extra_sink`` also gets every line this logger writes (the audit logger's file).
+    ``extra_sink`` also gets every line this logger writes (the audit logger's file). With
+    ``console`` the stream gets structlog's console rendering instead (level, event, key=value;
+    coloured on a terminal); the ring and ``extra_sink`` keep JSON.
     """
+    stream = stream if stream is not None else sys.stderr
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -243,10 +263,24 @@ def make_logger(
         _AddOrigin(instance),
         structlog.processors.format_exc_info,
         redactor,
-        _render_json,
+        _RenderBoth(colors=_is_terminal(stream)) if console else _render_json,
     ]
     return structlog.wrap_logger(
-        _RingAndStreamSink(ring, stream if stream is not None else sys.stderr, extra_sink),
+        _RingAndStreamSink(ring, stream, extra_sink),
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(int(level)),
     )
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def wants_console(log_format: str, stream: TextIO | None) -> bool:
+    """Whether ``log_format`` (auto, json, console) renders for people on ``stream`` (stderr when None)."""
+    if log_format == "auto":
+        return _is_terminal(stream if stream is not None else sys.stderr)
+    return log_format == "console"

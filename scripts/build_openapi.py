@@ -21,6 +21,7 @@ from openapi_components import (
     EITHER_SECURITY,
     CSV_MEDIA_TYPE,
     GETDATA_MEDIA_TYPE,
+    HTML,
     JSON,
     METRICS_MEDIA_TYPE,
     NDJSON_MEDIA_TYPE,
@@ -49,7 +50,7 @@ and grants user tokens access to tables; a token holder describes tables, lists 
 
 Conventions:
 
-- Every path is also served with a trailing slash (`/Logs` and `/Logs/`). `/Database/List` and `/Table/List` \
+- Every path but `/` is also served with a trailing slash (`/Logs` and `/Logs/`). `/Database/List` and `/Table/List` \
 are aliases of `/Database/list` and `/Table/list` (the specification spells both) and are listed too.
 - Tokens travel in the headers `admin_token` and `user_token`; `Admin-Token` and `User-Token` are accepted too \
 (nginx drops header names with underscores by default). An empty header counts as absent.
@@ -266,8 +267,10 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "GetData" if method == "get" else "GetDataPost",
         "Run one read-only SELECT over granted tables" + (" (for queries too long for a URL)" if method == "post" else ""),
         description="Inputs from the query string or the JSON body. The result streams as "
-        "`text/javascript; charset=utf-8` holding JSON, or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) "
-        "when the `format` input or the Accept header asks; a result over the row limit is cut and marked truncated. "
+        "`text/javascript; charset=utf-8` holding JSON (the specification's media type, the default), or as "
+        "`application/json; charset=utf-8`, the same body, when the request's `Accept` prefers application/json, "
+        "or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) when the `format` input or the Accept header "
+        "asks; a result over the row limit is cut and marked truncated. "
         "An error found after the status line was sent cuts the body off (it does not end as its format says). "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
@@ -278,7 +281,9 @@ def get_data_operation(method: str) -> dict[str, Any]:
         success={
             "description": "The result",
             "headers": GETDATA_HEADERS,
+            # JSON too: generated clients parse only what is declared as JSON (they send Accept: application/json).
             "content": {
+                JSON: {"schema": ref("schemas", "QueryResult")},
                 GETDATA_MEDIA_TYPE: {"schema": ref("schemas", "QueryResult")},
                 CSV_MEDIA_TYPE: {
                     "schema": {
@@ -311,7 +316,20 @@ def get_data_operation(method: str) -> dict[str, Any]:
 
 def service_paths() -> dict[str, dict[str, Any]]:
     """Health, readiness, metrics and this document: no token needed (metrics: see metrics_require_admin)."""
+    index_success = json_response("What this server is and where to go next", "Index")
+    index_success["content"][HTML] = {"schema": {"type": "string"}}
     return {
+        "/": {
+            "get": operation(
+                "Index",
+                "The gateway's name, version and service paths; a small HTML page when Accept names text/html",
+                description="No token needed. JSON by default; an Accept naming text/html (and not application/json) "
+                "gets a self-contained HTML page with the same links.",
+                security=NO_SECURITY,
+                success=index_success,
+                errors={},
+            )
+        },
         "/healthz": {
             "get": operation(
                 "Healthz",

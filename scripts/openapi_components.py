@@ -18,6 +18,7 @@ CSV_MEDIA_TYPE = "text/csv"
 NDJSON_MEDIA_TYPE = "application/x-ndjson"
 RESULT_FORMATS = ["json", "csv", "ndjson"]
 METRICS_MEDIA_TYPE = "text/plain"
+HTML = "text/html"
 
 ERROR_CODES = (
     "bad_request",
@@ -172,6 +173,19 @@ SCHEMAS: dict[str, Schema] = {
         success_object(local_name=TEXT, added=NAME_LIST, removed=NAME_LIST, unchanged=COUNT)
     ),
     "Alive": success_object(alive={"const": True}),
+    "Index": success_object(
+        name={"const": "dbgateway"},
+        version={"type": "string"},
+        links=closed_object(
+            {
+                "openapi": {"const": "/openapi.json"},
+                "healthz": {"const": "/healthz"},
+                "readyz": {"const": "/readyz"},
+                "metrics": {"const": "/metrics"},
+            }
+        ),
+        docs=closed_object({"api": {"type": "string"}, "operations": {"type": "string"}}),
+    ),
     "Reachability": {
         "type": "object",
         "additionalProperties": {"enum": ["reachable", "unreachable"]},

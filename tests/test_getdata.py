@@ -165,7 +165,8 @@ async def get_data(
     client: TestClient, query: str, *, database: str = "shop", token: str | None = TOKEN
 ) -> ClientResponse:
     """GET /GetData with both inputs in the query string."""
-    headers = user_headers(token) if token is not None else {"Accept": "application/json"}
+    # No Accept header: the default media type (user_headers asks for application/json).
+    headers = {"user_token": token} if token is not None else {}
     return await client.get("/GetData", params={"local_database_name": database, "query": query}, headers=headers)
 
 
@@ -173,7 +174,8 @@ async def result_of(response: ClientResponse) -> dict[str, Any]:
     """The one result object of a successful GetData answer, after checking the contract's shape."""
     text = await response.text()
     assert response.status == 200, text
-    assert response.headers["Content-Type"] == GETDATA_CONTENT_TYPE
+    asked_json = "application/json" in response.request_info.headers.get("Accept", "")
+    assert response.headers["Content-Type"] == ("application/json; charset=utf-8" if asked_json else GETDATA_CONTENT_TYPE)
     body = json.loads(text)
     assert isinstance(body, list) and len(body) == 1, body
     result = body[0]
@@ -740,3 +742,56 @@ class TestFunctionAllowlist:
 def log_events(client: Any) -> list[dict[str, Any]]:
     """The JSON log lines a make_gateway client wrote so far."""
     return [json.loads(line) for line in client.log_stream.getvalue().splitlines() if line.startswith("{")]
+
+
+class TestMediaType:
+    """text/javascript by default (the specification's); the same body as application/json when Accept asks for it."""
+
+    QUERY = "select id from sales.orders order by id"
+
+    async def answer(self, client: TestClient, method: str, accept: str | None) -> tuple[str, bytes]:
+        headers = {"user_token": TOKEN} | ({"Accept": accept} if accept is not None else {})
+        fields = {"local_database_name": "shop", "query": self.QUERY}
+        if method == "GET":
+            response = await client.get("/GetData", params=fields, headers=headers)
+        else:
+            response = await client.post("/GetData", json=fields, headers=headers)
+        body = await response.read()
+        assert response.status == 200, body
+        return response.headers["Content-Type"], body
+
+    @pytest.mark.parametrize("method", ["GET", "POST"])
+    async def test_accept_application_json_is_honoured(self, shop: TestClient, method: str) -> None:
+        """Accept: application/json answers application/json, byte for byte the default answer's body."""
+        default_type, default_body = await self.answer(shop, method, None)
+        json_type, json_body = await self.answer(shop, method, "application/json")
+        assert default_type == GETDATA_CONTENT_TYPE
+        assert json_type == "application/json; charset=utf-8"
+        assert json_body == default_body
+
+    @pytest.mark.parametrize(
+        ("accept", "expected"),
+        [
+            ("*/*", GETDATA_CONTENT_TYPE),
+            ("text/javascript, application/json", GETDATA_CONTENT_TYPE),
+            ("application/json;q=0.5, text/javascript", GETDATA_CONTENT_TYPE),
+            ("application/json;q=0", GETDATA_CONTENT_TYPE),
+            ("text/html, Application/JSON;q=0.9", "application/json; charset=utf-8"),
+            ("application/json, text/javascript;q=0.1", "application/json; charset=utf-8"),
+        ],
+    )
+    async def test_accept_preference_decides(self, shop: TestClient, accept: str, expected: str) -> None:
+        """application/json only when Accept prefers it (ties keep the default, q=0 refuses it)."""
+        assert (await self.answer(shop, "GET", accept))[0] == expected
+
+    async def test_streamed_answer_follows_accept(self, make_gateway: GatewayFactory, shop_database: str) -> None:
+        """A result large enough to stream is application/json too when asked for it."""
+        client = await open_shop(await make_gateway(row_limit=250_000), shop_database)
+        response = await client.get(
+            "/GetData",
+            params={"local_database_name": "shop", "query": "select g from generate_series(1, 100000) as g"},
+            headers=user_headers(TOKEN) | {"Accept": "application/json"},
+        )
+        assert response.headers.get("Transfer-Encoding") == "chunked"
+        assert response.headers["Content-Type"] == "application/json; charset=utf-8"
+        assert (await response.json())[0]["row_count"] == 100_000

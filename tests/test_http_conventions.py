@@ -127,7 +127,7 @@ async def test_an_empty_admin_token_header_counts_as_absent(shop: TestClient) ->
 # -- unknown routes and methods --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/", "/nope", "/Database/extra", "/Logs/x", "/database", "/GrantTableAccess/more/"])
+@pytest.mark.parametrize("path", ["/index.html", "/nope", "/Database/extra", "/Logs/x", "/database", "/GrantTableAccess/more/"])
 async def test_unknown_route_is_a_json_404(gateway: TestClient, path: str) -> None:
     """A path no operation serves is 404 not_found as a JSON error body."""
     response = await gateway.get(path, headers=admin_headers())
