@@ -102,12 +102,17 @@ async def _stream(
     # the socket open: every write gets client_stall_timeout, shorter than the statement time limit, so a
     # few slow readers cannot keep a database's pool from everyone else.
     stall_limit = request.app[CONFIG].client_stall_timeout
+    # The last chunk buffered may be large (one big row): it goes out on its own rather than copied into the first.
+    last = buffered.pop()
     first = head + b",".join(buffered)
     try:
         await _send(response, first, stall_limit)
         tally.sent(result.row_count, len(first))
+        await _send_chunk(response, last, stall_limit, comma=bool(buffered))
+        tally.sent(result.row_count, len(last) + bool(buffered))
+        del last, buffered[:]
         async for chunk in batches:
-            await _send(response, b"," + chunk, stall_limit)
+            await _send_chunk(response, chunk, stall_limit, comma=True)
             tally.sent(result.row_count, len(chunk) + 1)
         tail = _tail(result)
         await _send(response, tail, stall_limit)
@@ -137,6 +142,17 @@ async def _send(response: web.StreamResponse, data: bytes | None, seconds: float
             await (response.write_eof() if data is None else response.write(data))
     except TimeoutError:
         raise _ClientStalled from None
+
+
+async def _send_chunk(response: web.StreamResponse, chunk: bytes, seconds: float, *, comma: bool) -> None:
+    """Write one chunk of rows, after a comma if it follows rows; a large one without copying it to add the comma."""
+    if not comma:
+        await _send(response, chunk, seconds)
+    elif len(chunk) > SMALL_RESULT_BYTES:
+        await _send(response, b",", seconds)
+        await _send(response, chunk, seconds)
+    else:
+        await _send(response, b"," + chunk, seconds)
 
 
 def _cut_off(request: web.Request) -> None:
