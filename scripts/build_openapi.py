@@ -251,7 +251,8 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "`text/javascript; charset=utf-8` holding JSON; a result over the row limit is cut and marked truncated. "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
-        "`acquire_timeout`, then answers 429 `too_many_queries`.",
+        "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
+        "(64 MiB by default) answers 422 `result_too_large` (a streamed answer is cut off instead).",
         security=USER_SECURITY,
         parameters=["local_database_name", "query"],
         body="QueryFields",
@@ -264,6 +265,7 @@ def get_data_operation(method: str) -> dict[str, Any]:
             401: ["token_required"],
             403: DENIED,
             413: ["payload_too_large"],
+            422: ["result_too_large"],
             429: ["too_many_queries"],
             503: ["database_unavailable"],
             504: ["query_timeout"],

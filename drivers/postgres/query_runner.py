@@ -50,7 +50,7 @@ import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
 from drivers.postgres.query_errors import database_error, timeout_error
-from drivers.postgres.row_bounds import FETCH_BUDGET_BYTES, SLICE_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
+from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, SLICE_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
 from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
@@ -260,9 +260,14 @@ class StreamingQuery:
             if more and prefetch:
                 # The database prepares the next batch while this one is encoded and written out.
                 next_batch = self._fetch_next(row_limit + 1 - self._received)
+            elif not prefetch:
+                # One row of up to max_row_bytes: libpq's copy of it goes (a trivial statement replaces the
+                # result) before it is encoded, so the row is held twice at most, not three times.
+                await self._run("SELECT 1")
             async for chunk in self._encode(rows):
                 yield chunk
             del rows
+            chunk = b""  # not held while the next batch is fetched
             if not more:
                 self._completed = True
                 return
@@ -422,6 +427,8 @@ class StreamingQuery:
         finally:
             if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
                 connection.close()
+            if self._plan.largest_row >= DISCARD_AFTER_ROW_BYTES and not connection.closed:
+                connection.close()  # libpq keeps its input buffer as large as the largest message it received
             release_connection(self._pool, connection, self._runaways.slots if self._runaways else None)
             release_memory(self._plan.received_bytes)
 

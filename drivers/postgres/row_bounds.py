@@ -50,6 +50,9 @@ SLICE_BYTES = 4 * 1024 * 1024
 TRIM_AFTER_BYTES = 16 * 1024 * 1024
 """Bytes of rows an answer must have received before its end hands freed heap back to the OS."""
 
+DISCARD_AFTER_ROW_BYTES = 8 * 1024 * 1024
+"""A connection that received a row this large is closed, not pooled: libpq never shrinks its input buffer."""
+
 _MARKER_RE = re.compile(re.escape(ROW_TOO_LARGE_MARKER) + r" (\d+) (\d+)")
 
 

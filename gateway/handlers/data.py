@@ -29,6 +29,8 @@ from gateway.metrics import GetDataTally, observe_getdata
 from gateway.responses import GETDATA_CONTENT_TYPE
 
 SMALL_RESULT_BYTES = 256 * 1024
+WRITE_PIECE_BYTES = 1024 * 1024
+"""A large chunk of rows is written this much at a time, so the transport never buffers a whole large row."""
 
 
 @observe_getdata
@@ -74,6 +76,7 @@ async def _answer(
             buffered.append(chunk)
             size += len(chunk)
             if size > SMALL_RESULT_BYTES:
+                del chunk  # _stream owns it now (in buffered) and lets go of it once written
                 return await _stream(request, head, buffered, batches, result, tally)
         body = head + b",".join(buffered) + _tail(result)
         tally.sent(result.row_count, len(body))
@@ -114,6 +117,7 @@ async def _stream(
         async for chunk in batches:
             await _send_chunk(response, chunk, stall_limit, comma=True)
             tally.sent(result.row_count, len(chunk) + 1)
+            del chunk  # not held while the next one is fetched: it may be a 60 MB row
         tail = _tail(result)
         await _send(response, tail, stall_limit)
         tally.sent(result.row_count, len(tail))
@@ -135,7 +139,7 @@ class _ClientStalled(Exception):
     """The client did not take a piece of the answer within ``client_stall_timeout``."""
 
 
-async def _send(response: web.StreamResponse, data: bytes | None, seconds: float) -> None:
+async def _send(response: web.StreamResponse, data: bytes | memoryview | None, seconds: float) -> None:
     """Write ``data`` (``None``: end the body) within ``seconds``, else raise ``_ClientStalled``."""
     try:
         async with asyncio.timeout(seconds):
@@ -145,14 +149,17 @@ async def _send(response: web.StreamResponse, data: bytes | None, seconds: float
 
 
 async def _send_chunk(response: web.StreamResponse, chunk: bytes, seconds: float, *, comma: bool) -> None:
-    """Write one chunk of rows, after a comma if it follows rows; a large one without copying it to add the comma."""
-    if not comma:
-        await _send(response, chunk, seconds)
-    elif len(chunk) > SMALL_RESULT_BYTES:
+    """Write one chunk of rows, after a comma if it follows rows; a large one in pieces, never copied whole."""
+    if len(chunk) <= SMALL_RESULT_BYTES:
+        await _send(response, b"," + chunk if comma else chunk, seconds)
+        return
+    if comma:
         await _send(response, b",", seconds)
-        await _send(response, chunk, seconds)
-    else:
-        await _send(response, b"," + chunk, seconds)
+    # In pieces: the transport would otherwise copy most of the chunk into its buffer (and asyncio's
+    # writelines joins the chunked framing to it), holding a large row two more times.
+    view = memoryview(chunk)
+    for start in range(0, len(chunk), WRITE_PIECE_BYTES):
+        await _send(response, view[start : start + WRITE_PIECE_BYTES], seconds)
 
 
 def _cut_off(request: web.Request) -> None:

@@ -1,0 +1,155 @@
+"""GetData's memory is bounded by bytes, not rows (issue 8): rows over the cap are refused by the database.
+
+Real HTTP against real PostgreSQL. The memory test runs a real ``dbgateway
+serve`` process and reads its peak resident size (``VmHWM``) from /proc.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from aiohttp import ClientPayloadError
+from aiohttp.test_utils import TestClient
+
+from gateway_processes import GatewayProcess
+from support import (
+    admin_headers,
+    call_process,
+    error_of,
+    grant,
+    read_logs,
+    register_database,
+    register_in_process,
+    user_headers,
+)
+
+TOKEN = "memory-reader-token-5b1c"
+MIB = 1024 * 1024
+ROW_OVERHEAD = 28
+"""pg_column_size of a one-text-column row minus the text's length: tuple header (24) and varlena header (4)."""
+
+
+@pytest.fixture
+def table_database(scratch_database: str) -> str:
+    from support import run_sql
+
+    run_sql(scratch_database, "CREATE TABLE public.t (id integer)")
+    return scratch_database
+
+
+async def _serving(make_gateway: object, database: str, **settings: object) -> TestClient:
+    gateway: TestClient = await make_gateway(**settings)  # type: ignore[operator]
+    await register_database(gateway, "mem", database)
+    await grant(gateway, TOKEN, "mem_public_t")
+    return gateway
+
+
+async def _get(gateway: TestClient, query: str) -> object:
+    return await gateway.get("/GetData", params={"local_database_name": "mem", "query": query}, headers=user_headers(TOKEN))
+
+
+async def test_the_issues_query_answers_result_too_large(make_gateway: object, table_database: str) -> None:
+    """Five 100 MB values: 422 result_too_large before the status line, naming the size and the setting."""
+    gateway = await _serving(make_gateway, table_database)
+    response = await _get(gateway, "SELECT repeat('x', 100000000) FROM generate_series(1, 5)")
+    assert response.status == 422  # type: ignore[attr-defined]
+    body = await error_of(response)
+    assert body["error"] == "result_too_large", body
+    assert "100000028 bytes" in body["message"] and "max_row_bytes" in body["message"], body
+
+
+async def test_a_row_at_max_row_bytes_is_served_and_one_byte_more_refused(
+    make_gateway: object, table_database: str
+) -> None:
+    """The cap is inclusive and counts the row's size in the database."""
+    limit = 100_000
+    gateway = await _serving(make_gateway, table_database, max_row_bytes=limit)
+    served = await _get(gateway, f"SELECT repeat('y', {limit - ROW_OVERHEAD}) AS v")
+    assert served.status == 200  # type: ignore[attr-defined]
+    answer = await served.json()  # type: ignore[attr-defined]
+    assert len(answer[0]["data"][0]["v"]) == limit - ROW_OVERHEAD
+    refused = await _get(gateway, f"SELECT repeat('y', {limit - ROW_OVERHEAD + 1}) AS v")
+    assert refused.status == 422  # type: ignore[attr-defined]
+    assert (await error_of(refused))["error"] == "result_too_large"
+
+
+async def test_a_large_row_after_the_answer_began_cuts_the_stream(make_gateway: object, table_database: str) -> None:
+    """Status 200 is already sent: the body ends without its closing bracket and the error is logged."""
+    gateway = await _serving(make_gateway, table_database, max_row_bytes=1 * MIB)
+    query = (
+        "SELECT i, CASE WHEN i = 60000 THEN repeat('z', 2000000) ELSE 'small' END AS v"
+        " FROM generate_series(1, 60000) AS i"
+    )
+    response = await _get(gateway, query)
+    assert response.status == 200  # type: ignore[attr-defined]
+    with pytest.raises(ClientPayloadError):
+        await response.read()  # type: ignore[attr-defined]
+    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+    assert len(failures) == 1 and failures[0]["error"] == "result_too_large", failures
+
+
+def _status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def _reset_peak(pid: int) -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_status"),
+    [
+        ("SELECT repeat('x', 60000000) AS v FROM generate_series(1, 5)", 200),
+        ("SELECT repeat('x', 100000000) AS v FROM generate_series(1, 5)", 422),
+    ],
+)
+def test_peak_memory_growth_stays_under_256_mib_and_falls_back(
+    tmp_path: Path, table_database: str, query: str, expected_status: int
+) -> None:
+    """A real gateway process: peak RSS growth < 256 MiB for 5 × 60 MB (served) and 5 × 100 MB (refused)."""
+    gateway = GatewayProcess(tmp_path / "data")
+    try:
+        gateway.wait_until_listening()
+        register_in_process(gateway.port, "mem", table_database, TOKEN)
+        pid = gateway.process.pid
+        call_process(gateway.port, "GET", "/GetData", params={"local_database_name": "mem", "query": "SELECT 1"},
+                     headers=user_headers(TOKEN))  # fmt: skip
+        start = _status_kib(pid, "VmRSS")
+        _reset_peak(pid)
+        status = _stream_to_nowhere(gateway, query)
+        assert status == expected_status
+        peak = _status_kib(pid, "VmHWM")
+        assert (peak - start) * 1024 < 256 * MIB, f"peak grew by {(peak - start) // 1024} MiB"
+        deadline = time.monotonic() + 10
+        while _status_kib(pid, "VmRSS") - start >= 64 * 1024 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        after = _status_kib(pid, "VmRSS")
+        assert (after - start) * 1024 < 64 * MIB, f"resident size stayed {(after - start) // 1024} MiB above the start"
+    finally:
+        gateway.stop()
+
+
+def _stream_to_nowhere(gateway: GatewayProcess, query: str) -> int:
+    """Send GetData and read the body in 1 MiB pieces, keeping none; the status."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    url = gateway.url("/GetData?" + urllib.parse.urlencode({"local_database_name": "mem", "query": query}))
+    request = urllib.request.Request(url, headers={**user_headers(TOKEN), "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            while response.read(MIB):
+                pass
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        error.read()
+        return int(error.code)
+
+
+_ = admin_headers
