@@ -3,8 +3,9 @@
 libpq receives a whole FETCH result before the gateway sees any row of it, so a
 size check in Python comes too late: the bound has to come from the database.
 The user's (already checked) SQL runs wrapped in ``bounded_sql``: a filter that
-lets a row through only when its size in the database (``pg_column_size`` of the
-whole row) is at most the cap read from the custom setting ``dbgateway.row_cap``,
+lets a row through only when its size (``pg_column_size`` of the whole row, and
+for larger rows its text form too) is at most the cap read from the custom
+setting ``dbgateway.row_cap``,
 and otherwise makes the database fail with an invalid boolean input carrying
 ``ROW_TOO_LARGE_MARKER`` and the size, before the row is sent. The runner sets
 that cap in the same message as each FETCH (``FetchPlan``), so it can follow the
@@ -34,6 +35,12 @@ ROW_CAP_SETTING = "dbgateway.row_cap"
 ROW_TOO_LARGE_MARKER = "dbgateway_row_too_large"
 """The text the wrapper casts to boolean for a row over the cap; never valid boolean input."""
 
+STORED_EXPANSION = 256
+"""How many times its stored size a row's text form is assumed to reach at most: pglz (PostgreSQL's default
+TOAST compression) shrinks data about 88 times at most, and the text of a type is at most about 3 times its
+binary form (bytea's hex 2, smallint arrays 3.5). lz4 compression (up to about 250 times) of such types, or
+bit strings (text 8 times the binary), can exceed it: docs/security.md, "Memory"."""
+
 FETCH_BUDGET_BYTES = 32 * 1024 * 1024
 """Bytes (by ``pg_column_size``) one FETCH may bring at most: rows asked × the row cap set for it."""
 
@@ -59,17 +66,33 @@ _MARKER_RE = re.compile(re.escape(ROW_TOO_LARGE_MARKER) + r" (\d+) (\d+)")
 def bounded_sql(sql: str) -> str:
     """``sql`` wrapped so that the database refuses a row over the current ``dbgateway.row_cap``.
 
+    A row's size is the larger of its size in the database (``pg_column_size``
+    of the whole row: compressed values count compressed) and its text form
+    (``ROW(...)::text``, about what libpq receives). The text form is built only
+    for rows whose stored size is over ``cap / STORED_EXPANSION``: a smaller one
+    cannot reach the cap even decompressed and written as text (see the
+    constant), and building the text costs about 1 µs a row.
+
     ``OFFSET 0`` keeps PostgreSQL from pulling the user's query up into the
     wrapper, which would evaluate each output expression twice (once for the
     size check); the subquery keeps its column names (duplicates too), types
-    and order. The newline ends a trailing ``--`` comment of the query.
+    and order. The newline ends a trailing ``--`` comment of the query. The
+    ``CASE`` branches run in order, so a row over the cap by its stored size is
+    refused without building its text.
     """
-    size = "pg_column_size(dbgw_row.*)"
+    stored = "pg_column_size(dbgw_row.*)"
+    text = "octet_length((dbgw_row.*)::text)"
     cap = f"current_setting('{ROW_CAP_SETTING}')::bigint"
+
+    def refuse(size: str) -> str:
+        return f"('{ROW_TOO_LARGE_MARKER} ' || {size} || ' ' || {cap})::boolean"
+
     return (
         f"SELECT dbgw_row.* FROM (SELECT * FROM (\n{sql}\n) AS dbgw_query OFFSET 0) AS dbgw_row"
-        f" WHERE CASE WHEN {size} <= {cap} THEN true"
-        f" ELSE ('{ROW_TOO_LARGE_MARKER} ' || {size} || ' ' || {cap})::boolean END"
+        f" WHERE CASE WHEN {stored} <= {cap} / {STORED_EXPANSION} THEN true"
+        f" WHEN {stored} > {cap} THEN {refuse(stored)}"
+        f" WHEN {text} <= {cap} THEN true"
+        f" ELSE {refuse(text)} END"
     )
 
 
