@@ -159,11 +159,13 @@ async def test_large_rows_in_the_first_batch_are_served_by_a_second_run(
 ) -> None:
     """Rows over the first fetch's share of the budget make the query run again a row at a time: all served."""
     gateway = await _serving(make_gateway, table_database)
-    response = await _get(gateway, "SELECT i, repeat('v', 100000) AS v FROM generate_series(1, 3) AS i")
-    assert response.status == 200
-    answer = json.loads(await response.read())[0]
-    assert [row["i"] for row in answer["data"]] == [1, 2, 3] and answer["row_count"] == 3
-    assert all(len(row["v"]) == 100000 for row in answer["data"])
+    # The second time the query is known to need more than one batch: its first try is already in BEGIN ... .
+    for _ in range(2):
+        response = await _get(gateway, "SELECT i, repeat('v', 100000) AS v FROM generate_series(1, 3) AS i")
+        assert response.status == 200
+        answer = json.loads(await response.read())[0]
+        assert [row["i"] for row in answer["data"]] == [1, 2, 3] and answer["row_count"] == 3
+        assert all(len(row["v"]) == 100000 for row in answer["data"])
 
 
 async def test_a_row_far_larger_than_the_rows_before_it_is_refused_with_advice(
