@@ -4,8 +4,11 @@
 the aiopg pool, declares a server-side cursor over the query and fetches the
 first batch in one round trip, so ``columns`` is known before the HTTP response
 starts. ``json_batches()`` then yields the rows as JSON objects joined by
-commas, ``batch_size`` rows per round trip; the next batch is already asked for
-while the current one is encoded and written. Leaving the context ends the
+commas, at most ``batch_size`` rows per round trip and fewer when rows are large;
+the next batch is already asked for while the current one is encoded and
+written. The cursor reads the query through ``row_bounds.bounded_sql``, so the
+database refuses a row over each FETCH's byte cap (``ResultTooLarge``) before
+sending it; see ``row_bounds`` for the caps and fetch sizes. Leaving the context ends the
 transaction, so the pool gets its connection back idle, or closed when its
 state is unknown; never inside a transaction.
 
@@ -260,9 +263,9 @@ class StreamingQuery:
             if more and prefetch:
                 # The database prepares the next batch while this one is encoded and written out.
                 next_batch = self._fetch_next(row_limit + 1 - self._received)
-            elif not prefetch:
-                # One row of up to max_row_bytes: libpq's copy of it goes (a trivial statement replaces the
-                # result) before it is encoded, so the row is held twice at most, not three times.
+            elif not prefetch and rows:
+                # One row of up to max_row_bytes: libpq's result goes (a trivial statement replaces it) before
+                # the row is encoded, so it is held three times at most (libpq's input buffer, value, JSON).
                 await self._run("SELECT 1")
             async for chunk in self._encode(rows):
                 yield chunk
