@@ -127,7 +127,7 @@ def session_options(statement_timeout_ms: int) -> str:
     return (
         f"-c default_transaction_read_only=on -c statement_timeout={statement_timeout_ms} "
         "-c search_path=pg_catalog -c TimeZone=UTC -c IntervalStyle=iso_8601 -c DateStyle=ISO "
-        "-c extra_float_digits=3"
+        "-c extra_float_digits=3 -c jit=off"
     )
 
 
