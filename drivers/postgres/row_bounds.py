@@ -5,9 +5,9 @@ size check in Python comes too late: the bound has to come from the database.
 The user's (already checked) SQL runs wrapped in ``bounded_sql``: a filter that
 lets a row through only when its size (``pg_column_size`` of the whole row, and
 for larger rows its text form too) is at most the cap read from the custom
-setting ``dbgateway.row_cap``,
-and otherwise makes the database fail with an invalid boolean input carrying
-``ROW_TOO_LARGE_MARKER`` and the size, before the row is sent. The runner sets
+setting ``dbgateway.row_cap``, and otherwise makes the database fail with an
+invalid boolean input carrying ``ROW_TOO_LARGE_MARKER`` and the size, before the
+row is sent. The runner sets
 that cap in the same message as each FETCH (``FetchPlan``), so it can follow the
 rows asked: about ``FETCH_BUDGET_BYTES`` per FETCH in all, and never more than
 ``max_row_bytes`` for one row. ``row_too_large`` turns the database's error back
@@ -39,10 +39,10 @@ STORED_EXPANSION = 256
 """How many times its stored size a row's text form is assumed to reach at most: pglz (PostgreSQL's default
 TOAST compression) shrinks data about 88 times at most, and the text of a type is at most about 3 times its
 binary form (bytea's hex 2, smallint arrays 3.5). lz4 compression (up to about 250 times) of such types, or
-bit strings (text 8 times the binary), can exceed it: docs/security.md, "Memory"."""
+bit strings (text 8 times the binary), can exceed it: docs/security.md, "Result memory"."""
 
 FETCH_BUDGET_BYTES = 32 * 1024 * 1024
-"""Bytes (by ``pg_column_size``) one FETCH may bring at most: rows asked × the row cap set for it."""
+"""Bytes (by the row-size measure of ``bounded_sql``) one FETCH may bring at most: rows asked × its row cap."""
 
 MIN_ROW_CAP_BYTES = 64 * 1024
 """The smallest cap a FETCH sets (so it asks at most FETCH_BUDGET_BYTES / this many rows): a row up to this
