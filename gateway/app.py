@@ -145,6 +145,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         statement_timeout=config.statement_timeout,
         row_limit=config.row_limit,
         batch_size=config.fetch_batch_size,
+        max_row_bytes=config.max_row_bytes,
     )
 
     app = web.Application(client_max_size=config.max_body_bytes)

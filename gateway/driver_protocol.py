@@ -63,7 +63,9 @@ class PoolLimits:
     row_limit: int
     """Rows a GetData answer carries at most; more sets ``truncated``."""
     batch_size: int = 5000
-    """Rows fetched from the database per round trip while streaming."""
+    """Rows fetched from the database per round trip while streaming, at most (fewer when rows are large)."""
+    max_row_bytes: int = 64 * 1024 * 1024
+    """Largest result row (its size in the database) a query may return; a larger one fails the query."""
 
 
 ACQUIRE_WAIT_BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)

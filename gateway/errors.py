@@ -148,6 +148,17 @@ class PayloadTooLarge(GatewayError):
     code = "payload_too_large"
 
 
+class ResultTooLarge(GatewayError):
+    """A result row is larger than the gateway reads (``max_row_bytes``, or a fetch's share of its memory budget).
+
+    The database refuses the row before sending it; 422 because the same query
+    over the same data fails again, unlike a 5xx.
+    """
+
+    status = 422
+    code = "result_too_large"
+
+
 class TooManyQueries(GatewayError):
     """The token already runs as many GetData queries on that database as one token may at once."""
 

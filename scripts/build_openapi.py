@@ -274,7 +274,8 @@ def get_data_operation(method: str) -> dict[str, Any]:
         "An error found after the status line was sent cuts the body off (it does not end as its format says). "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
-        "`acquire_timeout`, then answers 429 `too_many_queries`.",
+        "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
+        "(64 MiB by default) answers 422 `result_too_large` (a streamed answer is cut off instead).",
         security=USER_SECURITY,
         parameters=["local_database_name", "query", "format"],
         body="QueryFields",
@@ -307,6 +308,7 @@ def get_data_operation(method: str) -> dict[str, Any]:
             401: ["token_required"],
             403: DENIED,
             413: ["payload_too_large"],
+            422: ["result_too_large"],
             429: ["too_many_queries"],
             503: ["database_unavailable"],
             504: ["query_timeout"],

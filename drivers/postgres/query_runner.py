@@ -4,8 +4,11 @@
 the aiopg pool, declares a server-side cursor over the query and fetches the
 first batch in one round trip, so ``columns`` is known before the HTTP response
 starts. ``json_batches()`` then yields the rows as JSON objects joined by
-commas, ``batch_size`` rows per round trip; the next batch is already asked for
-while the current one is encoded and written. Leaving the context ends the
+commas, at most ``batch_size`` rows per round trip and fewer when rows are large;
+the next batch is already asked for while the current one is encoded and
+written. The cursor reads the query through ``row_bounds.bounded_sql``, so the
+database refuses a row over each FETCH's byte cap (``ResultTooLarge``) before
+sending it; see ``row_bounds`` for the caps and fetch sizes. Leaving the context ends the
 transaction, so the pool gets its connection back idle, or closed when its
 state is unknown; never inside a transaction.
 
@@ -50,18 +53,16 @@ import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
 from drivers.postgres.query_errors import cut_message, database_error, timeout_error
+from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, SLICE_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
 from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.background import keep_running
 from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, RowEncoding, query_lingers
-from gateway.errors import DatabaseUnavailable, QueryFailed
+from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""
-
-SLICE_ROWS = 250
-"""Rows cast or encoded between two returns to the event loop (a fraction of a millisecond of work)."""
 
 CLEANUP_GRACE_SECONDS = 2.0
 """How long a cancelled statement or the closing COMMIT/ROLLBACK may take before the connection is discarded."""
@@ -140,6 +141,8 @@ class StreamingQuery:
         self._ran_twice = False
         self._in_flight: asyncio.Future[int] | None = None
         self._asked = 0
+        self._cap = 0
+        self._plan = FetchPlan(batch_size=limits.batch_size, max_row_bytes=limits.max_row_bytes)
         self._received = 0
         self._row_count = 0
         self._truncated = False
@@ -184,19 +187,10 @@ class StreamingQuery:
                 timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
             )
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
-            raise DatabaseUnavailable(f"the database connection failed: {cut_message(first_line(exc))}", status=503) from exc
-        self._asked = min(self._limits.batch_size, self._limits.row_limit + 1)
-        # The newline ends a trailing "--" comment of the query before the ";".
-        declare_and_fetch = (
-            f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {sql}\n; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
-        )
-        received: int | None = None
-        if one_round_trip_first:
-            received = await self._run(declare_and_fetch)
-            if received == self._asked and self._asked <= self._limits.row_limit:
-                received, self._ran_twice = None, True
-        if received is None:
-            received = await self._run(f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; {declare_and_fetch}")
+            raise DatabaseUnavailable(
+                f"the database connection failed: {cut_message(first_line(exc))}", status=503
+            ) from exc
+        received = await self._first_batch(bounded_sql(sql), one_round_trip_first)
         description = self._cursor.description or ()
         oids = [column.type_code for column in description]
         type_names_in_order = await self._lookup_type_names(type_names, oids)
@@ -208,15 +202,54 @@ class StreamingQuery:
         ]
         self._first_batch_rows = received
 
+    async def _first_batch(self, bounded: str, one_round_trip_first: bool) -> int:
+        """DECLARE the cursor and FETCH the first batch; return how many rows came.
+
+        The first FETCH asks up to ``batch_size`` rows, each capped at its share
+        of the fetch budget. When the database refuses a row over that share, the
+        query runs again in an explicit transaction asking one row at a time at
+        ``max_row_bytes`` (the fetch sizes then follow the rows' sizes).
+        """
+        room = self._limits.row_limit + 1
+        self._asked, self._cap = self._plan.rows_and_cap(room, first=True)
+        try:
+            if one_round_trip_first:
+                received = await self._run(self._declare_and_fetch(bounded, explicit=False))
+                if received < self._asked or self._asked > self._limits.row_limit:
+                    return received
+                self._ran_twice = True
+            return await self._run(self._declare_and_fetch(bounded, explicit=True))
+        except ResultTooLarge:
+            if self._cap >= self._limits.max_row_bytes:
+                raise
+        self._ran_twice = True
+        self._asked, self._cap = 1, self._limits.max_row_bytes
+        return await self._run(self._declare_and_fetch(bounded, explicit=True))
+
+    def _declare_and_fetch(self, bounded: str, *, explicit: bool) -> str:
+        """The message that (re)starts the query: the row cap, DECLARE and the first FETCH, in one round trip."""
+        begin = ""
+        if explicit:
+            failed = self._connection.raw.get_transaction_status() == pg_ext.TRANSACTION_STATUS_INERROR
+            begin = ("ROLLBACK; " if failed else "") + "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+        return (
+            f"{begin}{set_cap_sql(self._cap)}; DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {bounded}"
+            f"; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
+        )
+
     async def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        """Yield rows as JSON objects joined by commas, one chunk per fetched batch; stop at the row limit.
+        """Yield rows as JSON objects joined by commas, a chunk per slice of a fetched batch; stop at the row limit.
 
         With ``encoding`` (another result format, chosen by the gateway) a chunk is
         ``encoding.encode`` of the rows instead, pieces joined by its separator.
 
-        A batch is cast and encoded ``SLICE_ROWS`` rows at a time, with the event
-        loop given back in between, so a large result never holds up the other
-        requests of the process for longer than one slice takes.
+        A batch is cast and encoded a slice at a time (about ``SLICE_BYTES``,
+        one row when rows are large), with the event loop given back in between,
+        so a large result never holds up the other requests of the process for
+        longer than one slice takes, and a slice's rows are dropped once encoded.
+        The next FETCH is sent before this batch is encoded (the database works
+        meanwhile) unless it may bring more than the fetch budget (a one-row
+        fetch capped at ``max_row_bytes``): it then waits until this batch is out.
         """
         if self._iterated or self._first_batch_rows is None:
             raise RuntimeError("json_batches() can be iterated once, inside run_query's context")
@@ -231,18 +264,30 @@ class StreamingQuery:
                 self._truncated = True
             rows = await self._read_batch(min(received, room))
             more = not (exhausted or self._truncated)
-            if more:
+            next_batch: asyncio.Future[int] | None = None
+            prefetch = self._asked > 1 or self._cap <= FETCH_BUDGET_BYTES
+            if more and prefetch:
                 # The database prepares the next batch while this one is encoded and written out.
-                self._asked = min(self._limits.batch_size, row_limit + 1 - self._received)
-                next_batch = self._send(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
-            if rows:
-                chunk = await self._encode(rows, encoding)
-                self._row_count += len(rows)
+                next_batch = self._fetch_next(row_limit + 1 - self._received)
+            elif not prefetch and rows:
+                # One row of up to max_row_bytes: libpq's result goes (a trivial statement replaces it) before
+                # the row is encoded, so it is held three times at most (libpq's input buffer, value, JSON).
+                await self._run("SELECT 1")
+            async for chunk in self._encode(rows, encoding):
                 yield chunk
+            del rows
+            chunk = b""  # not held while the next batch is fetched
             if not more:
                 self._completed = True
                 return
+            if next_batch is None:
+                next_batch = self._fetch_next(row_limit + 1 - self._received)
             received = await self._receive(next_batch)
+
+    def _fetch_next(self, room: int) -> asyncio.Future[int]:
+        """Send the next FETCH, its size and row cap following the rows seen so far."""
+        self._asked, self._cap = self._plan.rows_and_cap(room)
+        return self._send(f"{set_cap_sql(self._cap)}; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
 
     async def _read_batch(self, count: int) -> list[Row]:
         """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
@@ -253,7 +298,7 @@ class StreamingQuery:
             while len(rows) < count:
                 if rows:
                     await asyncio.sleep(0)
-                part = raw_cursor.fetchmany(min(SLICE_ROWS, count - len(rows)))
+                part = raw_cursor.fetchmany(min(self._plan.slice_rows(), count - len(rows)))
                 if self._missed_arrays:
                     part = cast_missed_arrays(part, self._missed_arrays, raw_cursor)
                 rows.extend(part)
@@ -263,17 +308,26 @@ class StreamingQuery:
         self._missed_arrays = []
         return rows
 
-    async def _encode(self, rows: list[Row], encoding: RowEncoding | None = None) -> bytes:
-        """``encode_rows`` (or ``encoding.encode``) a slice at a time, giving the event loop back between slices."""
+    async def _encode(self, rows: list[Row], encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
+        """``encode_rows`` (or ``encoding.encode``) a slice at a time, emptying ``rows`` as it goes; the event loop
+        runs between slices."""
         encode, separator = (encode_rows, b",") if encoding is None else (encoding.encode, encoding.separator)
-        if len(rows) <= SLICE_ROWS:
-            return encode(self._names, rows)
         parts: list[bytes] = []
-        for start in range(0, len(rows), SLICE_ROWS):
+        size = 0
+        while rows:
             if parts:
                 await asyncio.sleep(0)
-            parts.append(encode(self._names, rows[start : start + SLICE_ROWS]))
-        return separator.join(parts)
+            count = min(self._plan.slice_rows(), len(rows))
+            part = encode(self._names, rows[:count])
+            del rows[:count]  # the values are garbage once encoded: a 60 MB string is not kept twice
+            self._plan.saw(count, len(part), len(part) // count)
+            self._row_count += count
+            parts.append(part)
+            size += len(part)
+            # Small slices are joined (fewer writes); a large one goes out as it is, never copied.
+            if size >= SLICE_BYTES or not rows:
+                yield parts[0] if len(parts) == 1 else separator.join(parts)
+                parts, size = [], 0
 
     def _remaining(self) -> float:
         return self._deadline - self._loop.time()
@@ -320,6 +374,9 @@ class StreamingQuery:
         try:
             return task.result()
         except psycopg2.Error as exc:
+            too_large = row_too_large(exc, self._limits.max_row_bytes)
+            if too_large is not None:
+                raise too_large from None
             raise database_error(exc, self._connection, self._limits) from exc
         except asyncio.TimeoutError as exc:  # aiopg's cursor time-out; it closed the connection
             raise timeout_error(self._limits) from exc
@@ -381,7 +438,10 @@ class StreamingQuery:
         finally:
             if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
                 connection.close()
+            if self._plan.largest_row >= DISCARD_AFTER_ROW_BYTES and not connection.closed:
+                connection.close()  # libpq keeps its input buffer as large as the largest message it received
             release_connection(self._pool, connection, self._runaways.slots if self._runaways else None)
+            release_memory(self._plan.received_bytes)
 
     async def _end_transaction(self, *, commit: bool) -> None:
         connection = self._connection

@@ -31,6 +31,8 @@ def unique_column_names(names: Sequence[str]) -> list[str]:
 def encode_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
     """Rows as JSON objects keyed by ``names``, joined by commas, without the enclosing brackets."""
     try:
+        if len(rows) == 1:  # no list brackets to cut off: a large row is not copied once more
+            return orjson.dumps(dict(zip(names, rows[0])))
         return orjson.dumps([dict(zip(names, row)) for row in rows])[1:-1]
     except orjson.JSONEncodeError as exc:
         # Only a caster registered outside this driver can produce such a value.

@@ -33,6 +33,8 @@ from gateway.responses import getdata_media_type
 from gateway.result_formats import JSON, ResultFormat, choose_format
 
 SMALL_RESULT_BYTES = 256 * 1024
+WRITE_PIECE_BYTES = 1024 * 1024
+"""A large chunk of rows is written this much at a time, so the transport never buffers a whole large row."""
 
 ROW_COUNT_HEADER = "Dbgateway-Row-Count"
 """Rows in an answer sent whole (not on a streamed answer)."""
@@ -87,6 +89,7 @@ async def _answer(
             buffered.append(chunk)
             size += len(chunk)
             if size > SMALL_RESULT_BYTES:
+                del chunk  # _stream owns it now (in buffered) and lets go of it once written
                 return await _stream(request, head, buffered, batches, result, tally, result_format)
         body = (
             head
@@ -133,13 +136,20 @@ async def _stream(
     # few slow readers cannot keep a database's pool from everyone else.
     stall_limit = request.app[CONFIG].client_stall_timeout
     separator = result_format.separator
+    # The last chunk buffered may be large (one big row): it goes out on its own rather than copied into the first.
+    last = buffered.pop()
     first = head + separator.join(buffered)
     try:
         await _send(response, first, stall_limit)
         tally.sent(result.row_count, len(first))
+        lead = separator if buffered else b""
+        await _send_chunk(response, last, stall_limit, lead)
+        tally.sent(result.row_count, len(last) + len(lead))
+        del last, buffered[:]
         async for chunk in batches:
-            await _send(response, separator + chunk, stall_limit)
+            await _send_chunk(response, chunk, stall_limit, separator)
             tally.sent(result.row_count, len(chunk) + len(separator))
+            del chunk  # not held while the next one is fetched: it may be a 60 MB row
         tail = result_format.tail(result.row_count, result.truncated)
         await _send(response, tail, stall_limit)
         tally.sent(result.row_count, len(tail))
@@ -161,13 +171,27 @@ class _ClientStalled(Exception):
     """The client did not take a piece of the answer within ``client_stall_timeout``."""
 
 
-async def _send(response: web.StreamResponse, data: bytes | None, seconds: float) -> None:
+async def _send(response: web.StreamResponse, data: bytes | memoryview | None, seconds: float) -> None:
     """Write ``data`` (``None``: end the body) within ``seconds``, else raise ``_ClientStalled``."""
     try:
         async with asyncio.timeout(seconds):
             await (response.write_eof() if data is None else response.write(data))
     except TimeoutError:
         raise _ClientStalled from None
+
+
+async def _send_chunk(response: web.StreamResponse, chunk: bytes, seconds: float, lead: bytes) -> None:
+    """Write one chunk of rows after ``lead`` (the separator, if it follows rows); a large one in pieces."""
+    if len(chunk) <= SMALL_RESULT_BYTES:
+        await _send(response, lead + chunk if lead else chunk, seconds)
+        return
+    if lead:
+        await _send(response, lead, seconds)
+    # In pieces: the transport would otherwise copy most of the chunk into its buffer (and asyncio's
+    # writelines joins the chunked framing to it), holding a large row two more times.
+    view = memoryview(chunk)
+    for start in range(0, len(chunk), WRITE_PIECE_BYTES):
+        await _send(response, view[start : start + WRITE_PIECE_BYTES], seconds)
 
 
 def _cut_off(request: web.Request) -> None:
