@@ -113,9 +113,14 @@ class SecretRedactor:
         self._secrets.discard(secret or "")
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        secrets = self._secrets.union(s for s in request_secrets.get() if len(s) >= _MIN_SECRET_LENGTH)
-        for key in list(event_dict):
-            event_dict[key] = self._clean(key, event_dict[key], secrets)
+        extra = request_secrets.get()
+        secrets = self._secrets.union([s for s in extra if len(s) >= _MIN_SECRET_LENGTH]) if extra else self._secrets
+        for key, value in event_dict.items():  # values are replaced in place: the keys stay as they are
+            kind = _field_kind(key) if isinstance(key, str) else _FREE_TEXT
+            if kind is _WRITTEN_BY_THE_GATEWAY or value is None or value.__class__ in _PLAIN_VALUE_TYPES:
+                if kind is not _NAMES_A_SECRET:
+                    continue
+            event_dict[key] = self._clean(key, value, secrets)
         return event_dict
 
     def redact_text(self, text: str) -> str:
@@ -145,6 +150,23 @@ class SecretRedactor:
 def _names_a_secret(key: str) -> bool:
     # Events reuse a few dozen field names: classify each once, not on every log line.
     return bool(_SECRET_KEY_PATTERN.search(key)) and not key.endswith("fingerprint")
+
+
+_WRITTEN_BY_THE_GATEWAY = "written by the gateway"
+_NAMES_A_SECRET = "names a secret"
+_FREE_TEXT = "free text"
+_GATEWAY_FIELDS = frozenset({"timestamp", "level", "event", "pid", "instance", "request_id"})
+"""Fields whose values the gateway makes itself (processors, event names, sanitised ids): nothing to redact."""
+_PLAIN_VALUE_TYPES = frozenset({int, float, bool})
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_kind(key: str) -> str:
+    """How the redactor treats a field: skipped (the gateway wrote it: a timestamp, a fingerprint), hidden
+    whole (its name says it holds a secret), or searched (anything a request or a database could put text in)."""
+    if key in _GATEWAY_FIELDS or key.endswith("fingerprint"):
+        return _WRITTEN_BY_THE_GATEWAY
+    return _NAMES_A_SECRET if _names_a_secret(key) else _FREE_TEXT
 
 
 def _hide_inline_password(match: re.Match[str]) -> str:

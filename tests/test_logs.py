@@ -348,6 +348,15 @@ async def test_the_user_token_quoted_by_a_failure_while_streaming_is_redacted(
     assert DISTINCTIVE_USER_TOKEN not in await (await gateway.get("/Logs/", headers=admin_headers())).text()
 
 
+async def test_a_token_sent_in_the_path_is_redacted_in_the_access_line(gateway: TestClient) -> None:
+    """The request line's path is free text from the client: the request's own token in it is [redacted]."""
+    token = "path-Leaked-Token-4410"
+    response = await gateway.get(f"/Table/{token}", headers=user_headers(token))
+    assert response.status == 404
+    (line,) = [e for e in await read_logs(gateway) if e["event"] == "request" and e["status"] == 404]
+    assert line["path"] == "/Table/[redacted]"
+
+
 async def test_secrets_logged_through_the_app_logger_are_redacted(gateway: TestClient, served_database: str) -> None:
     """Fields named like secrets, known passwords and tokens in free text, and DSN passwords are all [redacted]."""
     await register_database(gateway, "shop", served_database, password=DISTINCTIVE_PASSWORD)
@@ -360,9 +369,10 @@ async def test_secrets_logged_through_the_app_logger_are_redacted(gateway: TestC
         note=f"the admin token {ADMIN_TOKEN} and the password {DISTINCTIVE_PASSWORD} in a sentence",
         url=f"postgresql://reader:{DSN_PASSWORD}@db.example:5432/shop",
         libpq=f"host=db.example password={INLINE_PASSWORD} dbname=shop",
+        db_password=8812,  # not text, but named like a secret
     )
     (probe,) = [e for e in await read_logs(gateway, level="warning") if e["event"] == "redaction_probe"]
-    assert probe["password"] == probe["user_token"] == probe["dsn"] == "[redacted]"
+    assert probe["password"] == probe["user_token"] == probe["dsn"] == probe["db_password"] == "[redacted]"
     assert probe["nested"] == {"secret": "[redacted]", "list": ["pw is [redacted]"]}
     assert probe["note"] == "the admin token [redacted] and the password [redacted] in a sentence"
     assert probe["url"] == "postgresql://reader:[redacted]@db.example:5432/shop"
