@@ -1,6 +1,6 @@
 """``python -m bench.run``: the whole benchmark in one command, against the local PostgreSQL.
 
-One run, in this order, takes about three minutes:
+One run, in this order, takes about four minutes:
 
 1. creates ``dbgw_bench_<hex>`` with ``public.bench_rows`` (``--rows``, default 1 000 000);
 2. starts ``dbgateway serve`` twice (``--workers``, and one worker) on free ports
