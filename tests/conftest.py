@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -11,9 +12,15 @@ import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
+from drivers.postgres.query_policy import QueryPolicy
 from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient, response_contract
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
+
+CLOSE_TIMEOUT_SECONDS = 60.0
+"""How long closing one test gateway (its server, pools and registry follower) may take."""
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     try:
@@ -25,6 +32,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             "to a server where this account may create databases.",
             returncode=3,
         )
+
+
+@pytest.fixture(scope="module")
+def policy() -> QueryPolicy:
+    """The SQL guard's policy built from the test server's own pg_catalog, as a pool builds it."""
+    connection = connect()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(CATALOG_SNAPSHOT_SQL)
+            row = cursor.fetchone()
+    finally:
+        connection.close()
+    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +85,11 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
 
     yield start
     for client in clients:
-        await client.close()
+        # A gateway that does not stop would hang the whole run at this point: fail the test instead.
+        try:
+            await asyncio.wait_for(client.close(), CLOSE_TIMEOUT_SECONDS)
+        except TimeoutError:
+            pytest.fail(f"a gateway did not stop within {CLOSE_TIMEOUT_SECONDS} s of closing", pytrace=False)
     problems = [problem for client in clients for problem in client.contract_problems]
     if problems:
         pytest.fail("answers that break gateway/openapi.json:\n" + "\n".join(problems), pytrace=False)

@@ -18,11 +18,9 @@ from typing import Any
 
 import pytest
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.sql_guard import check_query
 from gateway.errors import QueryRejected
-from support import connect
 
 FINDINGS = Path(__file__).resolve().parent.parent / "scripts" / "interrupt_audit_findings.json"
 
@@ -56,18 +54,6 @@ def _small_input(probe: dict[str, Any]) -> bool:
 def _as_sent(probe: dict[str, Any]) -> str:
     size = str(probe["size"])
     return "SELECT " + probe["template"].replace("{n0}", size).replace("{n1}", size)
-
-
-@pytest.fixture(scope="module")
-def policy() -> QueryPolicy:
-    connection = connect()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SNAPSHOT_SQL)
-            row = cursor.fetchone()
-    finally:
-        connection.close()
-    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
 
 
 SMALL_INPUT_OVERRUNS = [probe for probe in _overruns() if _small_input(probe)]

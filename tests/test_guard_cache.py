@@ -29,30 +29,17 @@ import test_guard_redteam
 import test_inheritance
 import test_sql_guard
 import test_sql_guard_catalog
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.guard_cache import GuardCache
 from drivers.postgres.inheritance import read_as_only
 from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
 from gateway.errors import QueryRejected
 from gateway.keys import POOLS, REGISTRY
-from support import GatewayFactory, connect, database_from, grant, read_logs, register_database, user_headers
+from support import GatewayFactory, database_from, grant, read_logs, register_database, user_headers
 from tpch_queries import TPCH_QUERIES
 
 PARTITIONED = frozenset({("pub", "parted")})
 _NUMBER = re.compile(r"\d")
-
-
-@pytest.fixture(scope="module")
-def policy() -> QueryPolicy:
-    connection = connect()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SNAPSHOT_SQL)
-            row = cursor.fetchone()
-    finally:
-        connection.close()
-    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
 
 
 def _strings(value: Any) -> Iterator[str]:

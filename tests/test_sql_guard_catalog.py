@@ -7,30 +7,17 @@ side is in test_getdata_runaway.py.
 
 from __future__ import annotations
 
-import psycopg2
 import pytest
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.cost_bounded_functions import COST_BOUNDED_FUNCTIONS, SIZE_BOUNDED_BY_ARGUMENTS
 from drivers.postgres.plain_arguments import literal_bytes
 from drivers.postgres.query_policy import QueryPolicy, resolve_signatures
 from drivers.postgres.type_matching import ANY_TYPE, UNKNOWN, UNKNOWN_TEXT
 from drivers.postgres.sql_guard import check_query
 from gateway.errors import QueryRejected
+from support import connect
 
 GRANTED = frozenset({("s", "t"), ("s", "u")})
-
-
-@pytest.fixture(scope="module")
-def policy() -> QueryPolicy:
-    connection = psycopg2.connect(dbname="postgres", user="postgres", host="127.0.0.1")
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SNAPSHOT_SQL)
-            row = cursor.fetchone()
-    finally:
-        connection.close()
-    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
 
 
 def refusal(sql: str, policy: QueryPolicy) -> str:
@@ -295,7 +282,7 @@ class TestCostBoundedArguments:
 
     def test_casts_to_nameable_types_use_allowed_functions(self, policy: QueryPolicy) -> None:
         """A cast to a type a query may name never runs a function the policy refuses."""
-        connection = psycopg2.connect(dbname="postgres", user="postgres", host="127.0.0.1")
+        connection = connect()
         try:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT casttarget::oid, castfunc::oid FROM pg_catalog.pg_cast WHERE castfunc <> 0")
