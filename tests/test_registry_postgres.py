@@ -139,8 +139,13 @@ async def _register_shop(through: GatewayProcess, database: str, everywhere: lis
 
 @pytest.fixture
 async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as client_session:
-        yield client_session
+    client_session = aiohttp.ClientSession()
+    yield client_session
+    # A close that never ends would hold the whole run (seen once under heavy load): fail instead.
+    try:
+        await asyncio.wait_for(client_session.close(), 60)
+    except TimeoutError:
+        pytest.fail("the test's HTTP client session did not close within 60 s", pytrace=False)
 
 
 async def change_grant(session: aiohttp.ClientSession, base: str, method: str, token: str) -> tuple[int, Any]:
