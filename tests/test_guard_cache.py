@@ -191,6 +191,9 @@ def test_point_lookups_with_other_ids_are_answered_from_the_cache(policy: QueryP
     ]
     assert cache.hits == 3
     assert [a.sql for a in answers] == [f"SELECT id, name FROM ONLY s.t WHERE id = {n}" for n in (1005, 1717, 4711, 9999)]
+    again = cache.check("SELECT id, name FROM s.t WHERE id = 4711 ;", granted, lambda t: check_query(t, None, policy),
+                        frozenset())  # fmt: skip
+    assert (cache.exact_hits, again.sql) == (1, "SELECT id, name FROM ONLY s.t WHERE id = 4711")
 
 
 def test_the_grant_check_runs_for_every_query_from_the_cache(policy: QueryPolicy) -> None:
@@ -202,6 +205,10 @@ def test_the_grant_check_runs_for_every_query_from_the_cache(policy: QueryPolicy
         cache.check("select * from s.t where id = 2", frozenset({("s", "u")}), lambda t: check_query(t, None, policy),
                     frozenset())  # fmt: skip
     assert cache.hits == 1
+    with pytest.raises(QueryRejected, match="not granted"):  # the very same text: answered by its exact text
+        cache.check("select * from s.t where id = 1", frozenset({("s", "u")}), lambda t: check_query(t, None, policy),
+                    frozenset())  # fmt: skip
+    assert cache.exact_hits == 1
 
 
 async def test_getdata_answers_each_constant_through_the_cache(make_gateway: GatewayFactory) -> None:

@@ -24,10 +24,12 @@ afresh. ``tests/test_guard_cache.py`` runs every query of the guard's suites
 with several sets of constants through both paths and requires the same
 decision.
 
-Only accepted queries are kept (a refusal's message may quote a constant; the
-guard's own exact-text cache keeps refusals), texts longer than
-``MAX_CACHED_QUERY_CHARS`` are not, and the grant check runs on every query:
-the entry says which relations the query reads, the token's grants decide.
+The last answers are also kept by their exact text (texts up to 2 KiB), so a
+query sent again as it was skips even the scan. Only accepted queries are kept
+(a refusal's message may quote a constant; the guard's own exact-text cache
+keeps refusals), texts longer than ``MAX_CACHED_QUERY_CHARS`` are not, and the
+grant check runs on every query: the entry says which relations the query
+reads, the token's grants decide.
 The ONLY rewrite (``inheritance.py``) is kept as edits by token index and made
 on the new text; on a miss the edits are made on the first text too and must
 give the same tokens as the guard's own rewrite, else nothing is kept.
@@ -49,6 +51,9 @@ from drivers.postgres.sql_guard import ParsedQuery, require_granted
 
 MAX_CACHED_QUERY_CHARS = 16_384
 """Longer texts are checked afresh every time (they rarely repeat, and their keys would be large)."""
+
+MAX_EXACT_TEXT_CHARS = 2048
+"""Texts up to this long are also kept by their exact text (at most ``capacity`` of them: a few MiB)."""
 
 _NUMERIC = frozenset({"ICONST", "FCONST"})
 _SKIPPED_AT_END = frozenset({"ASCII_59", "SQL_COMMENT", "C_COMMENT"})  # ';' and comments after the statement
@@ -73,11 +78,15 @@ class GuardCache:
 
     def __init__(self, capacity: int = 4096) -> None:
         self._entries: collections.OrderedDict[Key, _Entry] = collections.OrderedDict()
+        self._answers: collections.OrderedDict[str, ParsedQuery] = collections.OrderedDict()
+        """The last answers by exact text (texts up to ``MAX_EXACT_TEXT_CHARS``): a repeated text skips the scan."""
         # The event loop checks short texts, the pool's guard thread long ones: both use the entries.
         self._lock = threading.Lock()
         self._capacity = capacity
         self.hits = 0
         """Queries answered from an entry (for tests and the benchmark)."""
+        self.exact_hits = 0
+        """Queries answered by their exact text, without a scan."""
 
     def check(
         self,
@@ -90,6 +99,13 @@ class GuardCache:
 
         ``fresh_check`` is the guard without its grant check; the grant check runs here, on every query.
         """
+        with self._lock:
+            known = self._answers.get(sql)
+            if known is not None:
+                self._answers.move_to_end(sql)
+                self.exact_hits += 1
+        if known is not None:
+            return require_granted(known, granted)
         tokens = _tokens(sql)
         if tokens is None:
             return require_granted(read_as_only(fresh_check(sql), partitioned), granted)
@@ -102,7 +118,8 @@ class GuardCache:
                     self._entries.move_to_end(key)
                 self.hits += 1
             rewritten = _statement(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
-            return require_granted(attrs.evolve(entry.template, sql=rewritten, range_vars=()), granted)
+            answer = self._remember(sql, attrs.evolve(entry.template, sql=rewritten, range_vars=()))
+            return require_granted(answer, granted)
         checked = fresh_check(sql)
         answer = read_as_only(checked, partitioned)
         new_entry = _entry_for(sql, tokens, checked, answer, partitioned)
@@ -112,7 +129,17 @@ class GuardCache:
                 self._entries.move_to_end(key)
                 while len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
+            self._remember(sql, answer)
         return require_granted(answer, granted)
+
+    def _remember(self, sql: str, answer: ParsedQuery) -> ParsedQuery:
+        """Keep ``answer`` for the exact text ``sql`` (a short one): the same text again needs no scan."""
+        if len(sql) <= MAX_EXACT_TEXT_CHARS:
+            with self._lock:
+                self._answers[sql] = answer
+                while len(self._answers) > self._capacity:
+                    self._answers.popitem(last=False)
+        return answer
 
 
 def _tokens(sql: str) -> Sequence[Any] | None:
@@ -193,7 +220,9 @@ def _pinned(sql: str, tokens: Sequence[Any]) -> tuple[tuple[int, str], ...]:
     by_byte = {byte_offsets[token.start]: index for index, token in enumerate(tokens)}
     plain = {by_byte[location] for location in constants - in_type_names if location in by_byte}
     return tuple(
-        (index, _text(sql, token)) for index, token in enumerate(tokens) if token.name in _NUMERIC and index not in plain
+        (index, _text(sql, token))
+        for index, token in enumerate(tokens)
+        if token.name in _NUMERIC and index not in plain
     )
 
 
