@@ -226,6 +226,22 @@ def gateway_command() -> str:
     return str(Path(sys.executable).parent / "dbgateway")
 
 
+COMMAND_TIMEOUT = 30.0
+"""How long one ``dbgateway`` command (not ``serve``) may take in a test."""
+
+
+def run_command(*arguments: str, cwd: Path | None = None, **settings: str) -> subprocess.CompletedProcess[str]:
+    """Run ``dbgateway`` to completion in a clean environment plus ``settings``; its output as text."""
+    return subprocess.run(
+        [gateway_command(), *arguments],
+        env=process_environment(**settings),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+    )
+
+
 def process_environment(**settings: str) -> dict[str, str]:
     """This process's environment without any ``DBGATEWAY_*`` variable, plus ``settings``."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}

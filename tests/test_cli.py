@@ -20,27 +20,14 @@ from gateway import __version__
 from support import (
     ADMIN_TOKEN,
     free_port,
-    gateway_command,
-    process_environment,
+    run_command,
     start_gateway_process,
     stop_process,
     wait_until_listening,
 )
 
-COMMAND_TIMEOUT = 30.0
 PROMPT_EXIT_SECONDS = 5.0
 
-
-def run_command(*arguments: str, cwd: Path | None = None, **settings: str) -> subprocess.CompletedProcess[str]:
-    """Run ``dbgateway`` to completion in a clean environment plus ``settings``."""
-    return subprocess.run(
-        [gateway_command(), *arguments],
-        env=process_environment(**settings),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-    )
 
 
 def list_databases(port: int, admin_token: str) -> tuple[int, object]:

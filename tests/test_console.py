@@ -23,25 +23,15 @@ from support import (
     free_port,
     gateway_command,
     process_environment,
+    run_command,
     start_gateway_process,
     stop_process,
     wait_until_listening,
 )
 
-COMMAND_TIMEOUT = 30.0
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 """Terminal colour codes, which the console renderer uses on a terminal."""
 
-
-def run_command(*arguments: str, cwd: Path, **settings: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [gateway_command(), *arguments],
-        env=process_environment(**settings),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-    )
 
 
 def settings_shown(output: str) -> dict[str, tuple[str, str]]:

@@ -19,25 +19,23 @@ from gateway.registry.file_format import load_registry
 from gateway.registry.secrets_at_rest import PasswordCipher
 from support import (
     DISTINCTIVE_PASSWORD,
-    GatewayFactory,
     admin_headers,
     database_from,
     dsn_under_test,
     free_port,
-    gateway_command,
+    GatewayFactory,
     grant,
-    process_environment,
     read_logs,
     register_database,
     registry_path,
     rename_table,
+    run_command,
     run_sql,
     success_of,
     table_data,
 )
 
 KEY = Fernet.generate_key().decode()
-COMMAND_TIMEOUT = 30.0
 
 
 SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)"
@@ -63,16 +61,6 @@ def postgresql_url(database: str, password: str | None = None) -> str:
         server = server.replace("postgres@", f"postgres:{password}@", 1)
     return f"{server}/{database}"
 
-
-def run_command(*arguments: str, **settings: str) -> subprocess.CompletedProcess[str]:
-    """``dbgateway`` run to completion in a clean environment plus ``settings``."""
-    return subprocess.run(
-        [gateway_command(), *arguments],
-        env=process_environment(**settings),
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-    )
 
 
 def copy(source: str, target: str, *options: str, key: str | None = KEY) -> subprocess.CompletedProcess[str]:

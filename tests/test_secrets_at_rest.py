@@ -18,18 +18,16 @@ from gateway.registry import RegistryLoadError
 from support import (
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    gateway_command,
     GatewayFactory,
     grant,
-    process_environment,
     read_logs,
     register_database,
     registry_path,
+    run_command,
     success_of,
     table_data,
 )
 
-COMMAND_TIMEOUT = 30.0
 
 
 SHOP_SQL = "CREATE TABLE public.t (id integer)"
@@ -44,16 +42,6 @@ def stored_password(path: Path) -> str:
     """The password of the only database, as the registry file spells it."""
     return json.loads(path.read_text())["databases"][0]["password"]
 
-
-def run_command(*arguments: str, **settings: str) -> subprocess.CompletedProcess[str]:
-    """``dbgateway`` run to completion in a clean environment plus ``settings``."""
-    return subprocess.run(
-        [gateway_command(), *arguments],
-        env=process_environment(**settings),
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_TIMEOUT,
-    )
 
 
 def rotate(tmp_path: Path, *arguments: str, **settings: str) -> subprocess.CompletedProcess[str]:
