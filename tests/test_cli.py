@@ -29,7 +29,6 @@ from support import (
 PROMPT_EXIT_SECONDS = 5.0
 
 
-
 def list_databases(port: int, admin_token: str) -> tuple[int, object]:
     """GET /Database/list on a gateway process; (status, parsed body)."""
     request = urllib.request.Request(f"http://127.0.0.1:{port}/Database/list", headers={"admin_token": admin_token})

@@ -33,7 +33,6 @@ COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 """Terminal colour codes, which the console renderer uses on a terminal."""
 
 
-
 def settings_shown(output: str) -> dict[str, tuple[str, str]]:
     """``dbgateway config``'s table: setting name to (value, source)."""
     rows: dict[str, tuple[str, str]] = {}

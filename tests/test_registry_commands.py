@@ -62,7 +62,6 @@ def postgresql_url(database: str, password: str | None = None) -> str:
     return f"{server}/{database}"
 
 
-
 def copy(source: str, target: str, *options: str, key: str | None = KEY) -> subprocess.CompletedProcess[str]:
     settings = {"DBGATEWAY_SECRET_KEY": key} if key else {}
     return run_command("registry", "copy", f"--from={source}", f"--to={target}", *options, **settings)

@@ -29,7 +29,6 @@ from support import (
 )
 
 
-
 SHOP_SQL = "CREATE TABLE public.t (id integer)"
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
@@ -41,7 +40,6 @@ def new_key() -> str:
 def stored_password(path: Path) -> str:
     """The password of the only database, as the registry file spells it."""
     return json.loads(path.read_text())["databases"][0]["password"]
-
 
 
 def rotate(tmp_path: Path, *arguments: str, **settings: str) -> subprocess.CompletedProcess[str]:
