@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-
 import pytest
 from aiohttp.test_utils import TestClient
 
 from support import (
     GatewayFactory,
     admin_headers,
-    database_from,
     grant,
     read_logs,
     register_database,
@@ -22,16 +19,14 @@ TOKEN = "request-id-Token-Marten-77"
 NEW_ID = re.compile(r"[0-9a-f]{16}")
 
 
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    with database_from("CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT INTO sales.items VALUES (1)") as name:
-        yield name
+SHOP_SQL = "CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT INTO sales.items VALUES (1)"
+"""The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
 @pytest.fixture
-async def shop(make_gateway: GatewayFactory, items_database: str) -> TestClient:
+async def shop(make_gateway: GatewayFactory, shop_database: str) -> TestClient:
     client = await make_gateway()
-    await register_database(client, "shop", items_database)
+    await register_database(client, "shop", shop_database)
     await grant(client, TOKEN, "shop_sales_items")
     return client
 
