@@ -12,8 +12,10 @@ the raw bytes, so the access log still shows its fingerprint.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import contextvars
 import hmac
+from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -57,8 +59,35 @@ def _token_bytes(token: str) -> bytes:
     return token.encode("utf-8", "surrogateescape")
 
 
+_request_hashes: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar(
+    "request_token_hashes", default=None
+)
+
+
+@contextlib.contextmanager
+def hashes_kept_for_the_request() -> Iterator[None]:
+    """Within the block, each token is hashed once (a request needs its hash to authorise, log and audit).
+
+    The hashes live as long as the request, not longer: no table of tokens outlives it.
+    """
+    reset = _request_hashes.set({})
+    try:
+        yield
+    finally:
+        _request_hashes.reset(reset)
+
+
 def hash_user_token(salt: str, token: str) -> str:
-    return hmac.new(salt.encode(), _token_bytes(token), hashlib.sha256).hexdigest()
+    """The HMAC-SHA256 of the token under the registry's salt, in hex: what the registry keeps of a token."""
+    kept = _request_hashes.get()
+    if kept is not None:
+        known = kept.get((salt, token))
+        if known is not None:
+            return known
+    digest = hmac.digest(salt.encode(), _token_bytes(token), "sha256").hex()
+    if kept is not None:
+        kept[(salt, token)] = digest
+    return digest
 
 
 def token_fingerprint(salt: str, token: str) -> str:

@@ -12,12 +12,12 @@ entries of several processes merge in time order by comparing text.
 from __future__ import annotations
 
 import contextvars
-import datetime
 import enum
 import functools
 import os
 import re
 import sys
+import time
 from collections import deque
 from collections.abc import Iterable, MutableMapping
 from typing import Any, Protocol, TextIO
@@ -116,7 +116,9 @@ class SecretRedactor:
         extra = request_secrets.get()
         secrets = self._secrets.union([s for s in extra if len(s) >= _MIN_SECRET_LENGTH]) if extra else self._secrets
         for key, value in event_dict.items():  # values are replaced in place: the keys stay as they are
-            kind = _field_kind(key) if isinstance(key, str) else _FREE_TEXT
+            kind = _FIELD_KINDS.get(key) if key.__class__ is str else _FREE_TEXT
+            if kind is None:
+                kind = _field_kind(key)
             if kind is _WRITTEN_BY_THE_GATEWAY or value is None or value.__class__ in _PLAIN_VALUE_TYPES:
                 if kind is not _NAMES_A_SECRET:
                     continue
@@ -143,6 +145,10 @@ class SecretRedactor:
         for secret in secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        # Most texts (names, paths) hold neither spelling: a substring test is several times cheaper than the
+        # pattern. casefold, not lower: the pattern ignores case the Unicode way ("paſsword" matches it too).
+        if "://" not in text and "password" not in text.casefold():
+            return text
         return _INLINE_PASSWORD.sub(_hide_inline_password, text)
 
 
@@ -160,13 +166,21 @@ _GATEWAY_FIELDS = frozenset({"timestamp", "level", "event", "pid", "instance", "
 _PLAIN_VALUE_TYPES = frozenset({int, float, bool})
 
 
-@functools.lru_cache(maxsize=4096)
+_FIELD_KINDS: dict[str, str] = {}
+"""``_field_kind`` of each field name seen so far: events reuse a few dozen names (a dictionary, read per field)."""
+_MAX_FIELD_KINDS = 4096
+
+
 def _field_kind(key: str) -> str:
     """How the redactor treats a field: skipped (the gateway wrote it: a timestamp, a fingerprint), hidden
     whole (its name says it holds a secret), or searched (anything a request or a database could put text in)."""
     if key in _GATEWAY_FIELDS or key.endswith("fingerprint"):
-        return _WRITTEN_BY_THE_GATEWAY
-    return _NAMES_A_SECRET if _names_a_secret(key) else _FREE_TEXT
+        kind = _WRITTEN_BY_THE_GATEWAY
+    else:
+        kind = _NAMES_A_SECRET if _names_a_secret(key) else _FREE_TEXT
+    if len(_FIELD_KINDS) < _MAX_FIELD_KINDS:
+        _FIELD_KINDS[key] = kind
+    return kind
 
 
 def _hide_inline_password(match: re.Match[str]) -> str:
@@ -216,9 +230,18 @@ class _RingAndStreamSink:
     msg = info
 
 
+_second_prefix: list[Any] = [None, ""]
+"""The whole second last formatted, and its text: a log line's timestamp formats its second once, not per line."""
+
+
 def utc_timestamp() -> str:
     """Now in ISO 8601, UTC, always with microseconds (``2026-11-21T23:43:37.000000Z``): sortable as text."""
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    now = time.time()
+    second = int(now)
+    if second != _second_prefix[0]:
+        _second_prefix[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second_prefix[0] = second
+    return f"{_second_prefix[1]}.{int((now - second) * 1_000_000):06d}Z"
 
 
 def _add_timestamp(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -226,14 +249,19 @@ def _add_timestamp(logger: Any, method_name: str, event_dict: MutableMapping[str
     return event_dict
 
 
+_process_id = [os.getpid()]
+"""This process's id, read again in a forked child (a worker logs its own), not by a system call per entry."""
+os.register_at_fork(after_in_child=lambda: _process_id.__setitem__(0, os.getpid()))
+
+
 class _AddOrigin:
-    """Adds the process id (read per entry: a forked worker logs its own) and the instance name."""
+    """Adds the process id and the instance name."""
 
     def __init__(self, instance: str) -> None:
         self._instance = instance
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        event_dict["pid"] = os.getpid()
+        event_dict["pid"] = _process_id[0]
         event_dict["instance"] = self._instance
         return event_dict
 
@@ -287,11 +315,13 @@ def make_logger(
         redactor,
         _RenderBoth(colors=_is_terminal(stream)) if console else _render_json,
     ]
-    return structlog.wrap_logger(
-        _RingAndStreamSink(ring, stream, extra_sink),
-        processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(int(level)),
+    # Built directly, not through structlog.wrap_logger: its lazy proxy binds a new logger on every call.
+    # (structlog types the class as its protocol, which declares no constructor.)
+    bound_logger_class: Any = structlog.make_filtering_bound_logger(int(level))
+    logger: structlog.typing.FilteringBoundLogger = bound_logger_class(
+        _RingAndStreamSink(ring, stream, extra_sink), processors=processors, context={}
     )
+    return logger
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -18,7 +18,13 @@ from collections.abc import Awaitable, Callable
 import structlog
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, presented_token, token_fingerprint
+from gateway.auth import (
+    ADMIN_TOKEN_HEADERS,
+    USER_TOKEN_HEADERS,
+    hashes_kept_for_the_request,
+    presented_token,
+    token_fingerprint,
+)
 from gateway.errors import (
     GatewayError,
     InternalError,
@@ -29,6 +35,7 @@ from gateway.errors import (
 from gateway.errors import BadRequest as BadRequestError
 from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID
 from gateway.logbook import request_secrets
+from gateway.registry import one_look_per_request
 from gateway.responses import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -55,14 +62,20 @@ async def send_request_id(request: web.Request, response: web.StreamResponse) ->
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
     request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
-    with structlog.contextvars.bound_contextvars(request_id=request_id):
-        return await _logged(request, handler)
-
-
-async def _logged(request: web.Request, handler: Handler) -> web.StreamResponse:
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
     user_token = presented_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
+    with one_look_per_request(), hashes_kept_for_the_request():
+        bound = {"request_id": request_id}
+        if user_token:  # every event of the request says whose it is: a driver's warning about the query too
+            bound["user_token_fingerprint"] = token_fingerprint(request.app[REGISTRY].state.token_salt, user_token)
+        with structlog.contextvars.bound_contextvars(**bound):
+            return await _logged(request, handler, admin_token, user_token)
+
+
+async def _logged(
+    request: web.Request, handler: Handler, admin_token: str | None, user_token: str | None
+) -> web.StreamResponse:
     started = time.perf_counter()
     status = 500
     try:

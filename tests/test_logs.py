@@ -304,8 +304,11 @@ INLINE_PASSWORD = "kv-Marmot-2290"
         (f"missing_{ADMIN_TOKEN}", ADMIN_TOKEN),
         (f"postgresql://reader:{DSN_PASSWORD}@db.example:5432/shop", DSN_PASSWORD),
         (f"host=db.example password={INLINE_PASSWORD} dbname=shop", INLINE_PASSWORD),
+        (f"host=db.example PassWord = {INLINE_PASSWORD} dbname=shop", INLINE_PASSWORD),
+        # The pattern ignores case the Unicode way: a long s (U+017F) matches "s" too.
+        (f"host=db.example pa\u017fsword={INLINE_PASSWORD} dbname=shop", INLINE_PASSWORD),
     ],
-    ids=["registered-password", "admin-token", "url-dsn", "keyword-dsn"],
+    ids=["registered-password", "admin-token", "url-dsn", "keyword-dsn", "keyword-dsn-mixed-case", "keyword-dsn-long-s"],
 )
 async def test_a_secret_quoted_by_a_failed_connection_is_redacted(
     gateway: TestClient, database: str, secret: str

@@ -15,9 +15,10 @@ from gateway.registry.protocol import (
     RegistryStatus,
     RegistryUnreachable,
 )
-from gateway.registry.store import FileRegistryStore
+from gateway.registry.store import FileRegistryStore, one_look_per_request
 
 __all__ = [
+    "one_look_per_request",
     "DatabaseRecord",
     "FileRegistryStore",
     "Registry",
