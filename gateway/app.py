@@ -36,10 +36,11 @@ from gateway.keys import (
     POOLS,
     REDACTOR,
     REGISTRY,
+    REQUEST_LOG,
     TOKEN_QUERIES,
 )
 from gateway.library_logs import library_logs
-from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_logger, wants_console
+from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_loggers, wants_console
 from gateway.loop_lag import measure_loop_lag
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
@@ -108,7 +109,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     ring = LogRing(config.log_buffer_size)
     redactor = SecretRedactor()
     console = wants_console(config.log_format, log_stream)
-    logger = make_logger(
+    loggers = make_loggers(
         ring,
         redactor,
         level=LogLevel.parse(config.log_level),
@@ -116,6 +117,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         instance=instance_name(config),
         console=console,
     )
+    logger = loggers.structured
     redactor.add(config.secret_key)
     location = config.registry_location
     redactor.add(location.password)
@@ -157,6 +159,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[TOKEN_QUERIES] = TokenQueryLimiter(config.queries_per_token, config.acquire_timeout)
     app[METRICS] = GatewayMetrics(app[POOLS].stats)
     app[LOGGER] = logger
+    app[REQUEST_LOG] = loggers.fixed
     app[LOG_RING] = ring
     app[REDACTOR] = redactor
     app[REQUEST_TASKS] = RequestTasks()
@@ -200,8 +203,8 @@ def _auditor(
     audit_file: AuditFile | None,
     console: bool,
 ) -> Auditor:
-    """The app's ``Auditor``: its own logger, at info whatever ``log_level`` says, writing to ``audit_file`` too."""
-    logger = make_logger(
+    """The app's ``Auditor``: its own loggers, at info whatever ``log_level`` says, writing to ``audit_file`` too."""
+    loggers = make_loggers(
         ring,
         redactor,
         level=LogLevel.INFO,
@@ -210,7 +213,7 @@ def _auditor(
         extra_sink=audit_file,
         console=console,
     )
-    return Auditor(logger, store, admin_token, query_text=config.audit_query_text)
+    return Auditor(loggers, store, admin_token, query_text=config.audit_query_text)
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

@@ -21,11 +21,11 @@ import asyncio
 import enum
 from typing import TYPE_CHECKING, Any
 
-import structlog
 from aiohttp import web
 
 from gateway.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import GatewayError, TableNotFound
+from gateway.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
 
 if TYPE_CHECKING:
@@ -71,13 +71,14 @@ class Auditor:
 
     def __init__(
         self,
-        logger: structlog.typing.FilteringBoundLogger,
+        loggers: Loggers,
         registry: Registry,
         admin_token: str,
         *,
         query_text: bool,
     ) -> None:
-        self._logger = logger
+        self._logger = loggers.structured
+        self._getdata_log = loggers.fixed  # an entry per GetData: the fast path
         self._registry = registry
         self._admin_token = admin_token
         self._query_text = query_text
@@ -113,7 +114,7 @@ class Auditor:
         }
         if self._query_text:
             fields["query"] = tally.query
-        self._logger.info(
+        self._getdata_log.info(
             AUDIT_EVENT,
             **fields,
             rows=tally.rows,

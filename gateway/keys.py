@@ -9,7 +9,7 @@ from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData'
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
-from gateway.logbook import LogRing, SecretRedactor
+from gateway.logbook import FixedEventLogger, LogRing, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import Registry
@@ -22,6 +22,8 @@ REGISTRY = web.AppKey("registry", Registry)
 DRIVERS = web.AppKey("drivers", DriverCatalog)
 POOLS = web.AppKey("pools", DatabasePools)
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
+REQUEST_LOG = web.AppKey("request_log", FixedEventLogger)
+"""The fast path of ``LOGGER`` for the access line every request writes."""
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)

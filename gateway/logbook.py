@@ -1,6 +1,6 @@
 """Structured logs: JSON lines to stderr and into a ring buffer the Logs endpoint reads.
 
-Each app gets its own logger (``make_logger``) rather than a process-wide
+Each app gets its own loggers (``make_loggers``) rather than a process-wide
 structlog configuration, so two apps in one process (as in the tests) never
 share a buffer. A redaction processor runs before rendering: no password and
 no whole token reaches stderr, the buffer or the audit file, whatever key or
@@ -213,6 +213,10 @@ class _RingAndStreamSink:
         except (OSError, ValueError):
             pass  # a closed stderr must not break request handling; the ring still has the line
 
+    def write_info(self, line: str, timestamp: str, event: str) -> None:
+        """An info line rendered elsewhere (``FixedEventLogger``)."""
+        self._write(LogLevel.INFO, line, timestamp, event)
+
     def debug(self, line: str, **meta: str) -> None:
         self._write(LogLevel.DEBUG, line, **meta)
 
@@ -289,7 +293,62 @@ class _RenderBoth:
         return (line,), meta
 
 
-def make_logger(
+class FixedEventLogger:
+    """Writes the gateway's own per-request events (the access line, the audit entry) at info.
+
+    The entry is the one structlog's chain of ``make_loggers`` writes for the same
+    call (bound context, ``level``, ``timestamp``, ``pid``, ``instance``, redaction,
+    JSON), built in one function rather than through seven processors: these
+    events come with every request, so their cost is the gateway's cost. On a
+    console (people reading) it hands the event to structlog, whose rendering it
+    does not repeat.
+    """
+
+    def __init__(
+        self,
+        logger: structlog.typing.FilteringBoundLogger,
+        sink: _RingAndStreamSink,
+        redactor: SecretRedactor,
+        *,
+        level: LogLevel,
+        instance: str,
+        console: bool,
+    ) -> None:
+        self._logger = logger
+        self._sink = sink
+        self._redactor = redactor
+        self._enabled = level <= LogLevel.INFO
+        self._instance = instance
+        self._console = console
+
+    def info(self, event: str, **fields: Any) -> None:
+        """Log ``event`` with ``fields`` at info, as ``logger.info(event, **fields)`` would."""
+        if not self._enabled:
+            return
+        if self._console:
+            self._logger.info(event, **fields)
+            return
+        fields["event"] = event
+        structlog.contextvars.merge_contextvars(None, "info", fields)
+        fields["level"] = "info"
+        timestamp = fields["timestamp"] = utc_timestamp()
+        fields["pid"] = _process_id[0]
+        fields["instance"] = self._instance
+        self._redactor(None, "info", fields)
+        self._sink.write_info(orjson.dumps(fields, default=repr).decode(), timestamp, event)
+
+
+@attrs.frozen
+class Loggers:
+    """The two ways one app writes to one log: structlog for every event, and the fast path for per-request ones."""
+
+    structured: structlog.typing.FilteringBoundLogger
+    """The structlog logger: any event, any level."""
+    fixed: FixedEventLogger
+    """The same output, for the events every request writes."""
+
+
+def make_loggers(
     ring: LogRing,
     redactor: SecretRedactor,
     *,
@@ -298,10 +357,10 @@ def make_logger(
     instance: str = "",
     extra_sink: LineSink | None = None,
     console: bool = False,
-) -> structlog.typing.FilteringBoundLogger:
-    """A logger writing JSON lines (``timestamp``, ``level``, ``event``, ``pid``, ``instance``) to stderr and ``ring``.
+) -> Loggers:
+    """Loggers writing JSON lines (``timestamp``, ``level``, ``event``, ``pid``, ``instance``) to stderr and ``ring``.
 
-    ``extra_sink`` also gets every line this logger writes (the audit logger's file). With
+    ``extra_sink`` also gets every line they write (the audit logger's file). With
     ``console`` the stream gets structlog's console rendering instead (level, event, key=value;
     coloured on a terminal); the ring and ``extra_sink`` keep JSON.
     """
@@ -315,13 +374,13 @@ def make_logger(
         redactor,
         _RenderBoth(colors=_is_terminal(stream)) if console else _render_json,
     ]
+    sink = _RingAndStreamSink(ring, stream, extra_sink)
     # Built directly, not through structlog.wrap_logger: its lazy proxy binds a new logger on every call.
     # (structlog types the class as its protocol, which declares no constructor.)
     bound_logger_class: Any = structlog.make_filtering_bound_logger(int(level))
-    logger: structlog.typing.FilteringBoundLogger = bound_logger_class(
-        _RingAndStreamSink(ring, stream, extra_sink), processors=processors, context={}
-    )
-    return logger
+    logger: structlog.typing.FilteringBoundLogger = bound_logger_class(sink, processors=processors, context={})
+    fixed = FixedEventLogger(logger, sink, redactor, level=level, instance=instance, console=console)
+    return Loggers(structured=logger, fixed=fixed)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -33,7 +33,7 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID
+from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
 from gateway.logbook import request_secrets
 from gateway.registry import one_look_per_request
 from gateway.responses import error_response
@@ -86,7 +86,7 @@ async def _logged(
         elapsed = time.perf_counter() - started
         request.app[METRICS].observe_request(request, status, elapsed)
         salt = request.app[REGISTRY].state.token_salt
-        request.app[LOGGER].info(
+        request.app[REQUEST_LOG].info(
             "request",
             method=request.method,
             path=request.path,

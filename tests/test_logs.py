@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
+import structlog
 from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
+from gateway.logbook import LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
@@ -387,3 +391,47 @@ async def test_secrets_logged_through_the_app_logger_are_redacted(gateway: TestC
         ADMIN_TOKEN, DISTINCTIVE_PASSWORD, DSN_PASSWORD, INLINE_PASSWORD,
     ):  # fmt: skip
         assert secret not in stderr and secret not in logs
+
+
+# -- the fast path of the per-request events -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("console", [False, True], ids=["json", "console"])
+def test_the_fast_path_writes_what_structlog_writes(console: bool) -> None:
+    """The access line and audit entry written on the fast path are the entries structlog's chain writes, redacted alike."""
+    ring = LogRing(10)
+    redactor = SecretRedactor([DISTINCTIVE_PASSWORD])
+    stream = io.StringIO()
+    loggers = make_loggers(ring, redactor, stream=stream, instance="gw-test", console=console)
+    fields = {
+        "method": "GET",
+        "path": f"/x/{DISTINCTIVE_PASSWORD}/postgresql://reader:{DSN_PASSWORD}@db/shop",
+        "status": 200,
+        "duration_ms": 1.5,
+        "tables": [f"t_{DISTINCTIVE_PASSWORD}"],
+        "db_password": "in a field named for it",
+        "user_token_fingerprint": "abc",
+    }
+    with structlog.contextvars.bound_contextvars(request_id="r-1", note=f"bound {DISTINCTIVE_PASSWORD}"):
+        loggers.structured.info("request", **fields)
+        loggers.fixed.info("request", **fields)
+
+    def without_time(text: str) -> str:
+        return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "<time>", text)
+
+    ring_lines = [without_time(line) for _, line in ring.read(LogQuery())]
+    stream_lines = [without_time(line) for line in stream.getvalue().splitlines()]
+    assert len(ring_lines) == 2 and ring_lines[0] == ring_lines[1]
+    assert len(stream_lines) == 2 and stream_lines[0] == stream_lines[1]
+    assert DISTINCTIVE_PASSWORD not in ring_lines[1] + stream_lines[1] and DSN_PASSWORD not in ring_lines[1]
+    entry = json.loads(ring_lines[1])
+    assert entry["db_password"] == "[redacted]" and entry["request_id"] == "r-1" and entry["instance"] == "gw-test"
+
+
+def test_the_fast_path_follows_the_log_level() -> None:
+    """Above info (log_level = warning) the fast path writes nothing, as the structlog logger would not."""
+    ring = LogRing(10)
+    loggers = make_loggers(ring, SecretRedactor(), stream=io.StringIO(), level=LogLevel.WARNING)
+    loggers.fixed.info("request", status=200)
+    loggers.structured.info("request", status=200)
+    assert ring.read(LogQuery()) == []
