@@ -432,6 +432,18 @@ class TestCancellation:
         assert pool.freesize == 1
         assert await backend_pid(pool) == pid_before
 
+    async def test_a_result_read_in_batches_ends_its_transaction_and_keeps_its_connection(
+        self, open_pool: PoolFactory
+    ) -> None:
+        """A result fetched in several batches (an explicit transaction) commits on close; the backend is reused."""
+        pool = await open_pool(maxsize=1)
+        pid_before = await backend_pid(pool)
+        result, rows, _ = await fetch_json(pool, "SELECT i FROM generate_series(1, 100) AS i", limits(batch_size=10))
+        assert len(rows) == 100 and not result.truncated
+        async with pool.acquire() as connection:
+            assert connection.raw.get_transaction_status() == psycopg2.extensions.TRANSACTION_STATUS_IDLE
+        assert await backend_pid(pool) == pid_before
+
     async def test_cancelling_between_batches_rolls_back(self, open_pool: PoolFactory) -> None:
         """A request cancelled while it writes a chunk ends its transaction; the connection is reused idle."""
         pool = await open_pool(maxsize=1)

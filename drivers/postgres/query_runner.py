@@ -421,6 +421,13 @@ class StreamingQuery:
         if self._closed:
             return
         self._closed = True
+        connection = self._connection
+        idle = connection.closed or connection.raw.get_transaction_status() == pg_ext.TRANSACTION_STATUS_IDLE
+        if self._in_flight is None and idle:
+            # Nothing to wait for (most often a result read whole in one round trip): the connection goes
+            # back now, with no await a cancel could cut, so without a task of its own.
+            self._give_back()
+            return
         await asyncio.shield(keep_running(self._clean_up(commit=commit)))
 
     async def _clean_up(self, *, commit: bool) -> None:
@@ -436,12 +443,17 @@ class StreamingQuery:
             self._logger.warning("postgres_connection_discarded", reason=first_line(exc))
             connection.close()
         finally:
-            if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
-                connection.close()
-            if self._plan.largest_row >= DISCARD_AFTER_ROW_BYTES and not connection.closed:
-                connection.close()  # libpq keeps its input buffer as large as the largest message it received
-            release_connection(self._pool, connection, self._runaways.slots if self._runaways else None)
-            release_memory(self._plan.received_bytes)
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """Return the connection to the pool: idle, or closed when it is not clean."""
+        connection = self._connection
+        if not connection.closed and connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
+            connection.close()
+        if self._plan.largest_row >= DISCARD_AFTER_ROW_BYTES and not connection.closed:
+            connection.close()  # libpq keeps its input buffer as large as the largest message it received
+        release_connection(self._pool, connection, self._runaways.slots if self._runaways else None)
+        release_memory(self._plan.received_bytes)
 
     async def _end_transaction(self, *, commit: bool) -> None:
         connection = self._connection
