@@ -188,7 +188,7 @@ class StreamingQuery:
             )
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
             raise DatabaseUnavailable(
-                f"the database connection failed: {cut_message(first_line(exc))}", status=503
+                f"the database connection failed: {cut_message(first_line(exc))}"
             ) from exc
         received = await self._first_batch(bounded_sql(sql), one_round_trip_first)
         description = self._cursor.description or ()
