@@ -214,47 +214,45 @@ class CheckedQuery(Protocol):
         ...
 
 
-@attrs.frozen
-class RowEncoding:
-    """Another writing of rows than JSON, which the gateway hands to ``QueryResult.json_batches``.
-
-    The gateway's result formats (``gateway.result_formats``) live in the gateway,
-    not in drivers: a driver only calls ``encode`` where it would write JSON.
-    """
-
-    encode: Callable[[Sequence[str], Sequence[Sequence[Any]]], bytes]
-    """Rows (the values the driver would give its JSON encoder: ``None``, ``bool``, ``int``, ``float``, ``str``,
-    lists and ``orjson.Fragment``) under the column names, as bytes holding one or more complete rows."""
-    separator: bytes
-    """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
+Row = Sequence[Any]
+"""One result row: its values in column order, each ``None``, ``bool``, ``int``, ``float``, ``str``, a list of
+these, or ``orjson.Fragment`` (JSON text the database already wrote, e.g. json/jsonb), as the contract's JSON
+writes them."""
 
 
 class QueryResult(Protocol):
-    """An executing query whose rows are streamed in JSON-encoded batches."""
+    """An executing query whose rows the driver hands over as Python values, a fetched batch at a time.
+
+    The gateway (``gateway.result_rows``) does the rest, the same for every
+    driver: unique column names, the encoding of each result format, the row
+    count, the row limit and ``truncated``.
+    """
 
     @property
     def columns(self) -> Sequence[ColumnInfo]:
-        """Result columns in order, names already made unique (``id``, ``id_2``)."""
+        """Result columns in order, known on entering ``run_query``'s context, named as the database names them
+        (repeated names too: the gateway makes them unique)."""
         ...
 
-    def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        """Yield rows as JSON objects joined by commas, without enclosing brackets.
+    def batches(self) -> AsyncIterator[list[Row]]:
+        """Yield the rows, one list per batch fetched from the database; iterated once, inside the context.
 
-        Each yielded chunk holds one or more complete rows. Stops at the row
-        limit. Raises the errors listed in the module docstring. With
-        ``encoding``, each chunk is instead ``encoding.encode`` of its rows (pieces
-        of one chunk joined by ``encoding.separator``).
+        Yield ``PoolLimits.row_limit`` + 1 rows at most in all: the one beyond the
+        limit tells the gateway the result was cut (it is never sent); the gateway
+        stops reading there. Fetch the next batch while the gateway encodes the
+        current one if you can. The gateway takes the rows out of each list as it
+        encodes them (so hand over a fresh list each time and keep no other
+        reference to its rows: a large value is then freed once written). Raise the
+        errors listed in the module docstring, also after some batches.
         """
         ...
 
-    @property
-    def row_count(self) -> int:
-        """Rows yielded so far."""
-        ...
+    def encoded(self, rows: int, size: int) -> None:
+        """The gateway encoded the next ``rows`` rows as ``size`` bytes; called after each slice it encodes.
 
-    @property
-    def truncated(self) -> bool:
-        """True once the row limit cut the result; final after iteration ends."""
+        A driver that sizes its fetches by the rows' bytes (PostgreSQL's fetch
+        budget, ``drivers/postgres/row_bounds.py``) reads it; others do nothing.
+        """
         ...
 
 
