@@ -2,18 +2,32 @@
 
 A driver is found by its ``base_type`` (the AddDatabase parameter) through the
 ``dbgateway.drivers`` entry-point group; see ``gateway.driver_loader`` and
-``docs/drivers.md``. The gateway only ever talks to a backend through the two
+``docs/drivers.md``. The gateway only ever talks to a backend through the
 protocols below, so a new backend never needs an edit in ``gateway/``.
 
-Errors a driver raises are the ones in ``gateway.errors``:
-``DatabaseUnavailable`` (cannot connect, no free connection), ``QueryRejected``
-(the SQL is not allowed), ``QueryFailed`` (the database refused it) and
-``QueryTimeout``. Anything else becomes a 500 and is logged.
+A driver owns only its database. It declares its connection fields
+(``Driver.connection_fields``; ``gateway.connection_fields`` checks inputs,
+stores and answers them), checks and runs queries, and hands over rows as
+Python values (``QueryResult.batches``); the gateway makes column names
+unique, encodes every result format, counts rows and applies the row limit
+(``gateway.result_rows``).
+
+Errors a driver raises are the ones in ``gateway.errors``, never with a
+status (the gateway decides each one's): ``DatabaseUnavailable`` (cannot
+connect, no free connection), ``QueryRejected`` (the SQL is not allowed),
+``QueryFailed`` (the database refused it), ``QueryTimeout`` and
+``ResultTooLarge`` (a row larger than the driver reads). Anything else becomes
+a 500 and is logged.
 
 A driver whose query goes on working in the database after the query's
 context ended (a backend that ignored the cancel) calls ``query_lingers`` with
 a future that is done when that work is gone; the gateway keeps counting the
 query against its token's limit until then (``gateway.token_queries``).
+
+The acquire-wait histogram stays with the driver (``AcquireWaitTally`` does
+the bookkeeping): only the driver knows where, inside ``check``,
+``read_catalog``, ``check_query`` or entering ``run_query``, a wait for a
+connection ends.
 """
 
 from __future__ import annotations
@@ -24,28 +38,36 @@ import contextlib
 import contextvars
 import enum
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 import attrs
 import structlog
 
+from gateway.connection_fields import ConnectionData, ConnectionField, FieldKind
 
-@attrs.frozen
-class ConnectionData:
-    """Where a registered database lives and how to log in."""
-
-    host: str
-    """Address without the port (the specification's ``ip``)."""
-    port: int
-    """TCP port, 1-65535."""
-    database: str
-    """The database's name on its server."""
-    username: str
-    """The account the gateway reads through; its privileges always apply."""
-    password: str = attrs.field(repr=False)
-    """That account's password; never logged, never answered."""
+__all__ = [
+    "ACQUIRE_WAIT_BUCKETS",
+    "AcquireWaitTally",
+    "AcquireWaits",
+    "CatalogTable",
+    "CheckedQuery",
+    "ColumnInfo",
+    "ConnectionData",
+    "ConnectionField",
+    "DatabasePool",
+    "Driver",
+    "FieldKind",
+    "PoolLimits",
+    "PoolStats",
+    "QueryResult",
+    "Row",
+    "TableKind",
+    "TableRef",
+    "lingering_reported_to",
+    "query_lingers",
+]
 
 
 @attrs.frozen
@@ -304,6 +326,12 @@ class Driver(Protocol):
 
     base_type: str
     """The AddDatabase ``base_type`` this driver serves."""
+
+    connection_fields: tuple[ConnectionField, ...]
+    """The AddDatabase parameters its databases need, a subset of ``ip``, ``port``, ``database``, ``username``,
+    ``password`` (``gateway.connection_fields``). The gateway refuses any other, requires the required ones,
+    and hands ``open_pool`` a ``ConnectionData`` holding only these (None elsewhere). A driver without the
+    attribute is taken to need all five, as PostgreSQL does."""
 
     def open_pool(
         self,
