@@ -9,6 +9,7 @@ from typing import Any
 import structlog
 
 from gateway.config import ConfigError
+from gateway.connection_fields import ConnectionField, declaration_problem, declared_fields
 from gateway.driver_protocol import Driver
 from gateway.errors import UnsupportedBaseType
 
@@ -19,6 +20,10 @@ class DriverCatalog:
     """The installed drivers, each built once with its ``[drivers.<name>]`` options."""
 
     def __init__(self, drivers: Mapping[str, Driver]) -> None:
+        for name, driver in drivers.items():
+            problem = declaration_problem(declared_fields(driver))
+            if problem is not None:
+                raise ValueError(f"driver {name!r}: {problem}")
         self._drivers = dict(drivers)
 
     @classmethod
@@ -36,6 +41,11 @@ class DriverCatalog:
                 drivers[entry.name] = factory(options.get(entry.name, {}))
             except ValueError as error:
                 raise ConfigError(f"[drivers.{entry.name}] is invalid: {error}") from None
+            problem = declaration_problem(declared_fields(drivers[entry.name]))
+            if problem is not None:  # the driver's bug, not the operator's: served without it, as if it failed to import
+                logger.error("driver_load_failed", driver=entry.name, target=entry.value, error=problem)
+                del drivers[entry.name]
+                continue
             # Optional hook: a driver may name settings that weaken a protection, for the operator to see.
             for event, fields in getattr(drivers[entry.name], "startup_warnings", list)():
                 logger.warning(event, driver=entry.name, **fields)
@@ -47,6 +57,15 @@ class DriverCatalog:
     @property
     def names(self) -> list[str]:
         return sorted(self._drivers)
+
+    @property
+    def drivers(self) -> list[Driver]:
+        """Every installed driver, by name."""
+        return [self._drivers[name] for name in self.names]
+
+    def connection_fields(self, base_type: str) -> tuple[ConnectionField, ...]:
+        """The connection fields ``base_type``'s driver declares; ``UnsupportedBaseType`` if none serves it."""
+        return declared_fields(self.get(base_type))
 
     def get(self, base_type: str) -> Driver:
         driver = self._drivers.get(base_type)

@@ -2,18 +2,32 @@
 
 A driver is found by its ``base_type`` (the AddDatabase parameter) through the
 ``dbgateway.drivers`` entry-point group; see ``gateway.driver_loader`` and
-``docs/drivers.md``. The gateway only ever talks to a backend through the two
+``docs/drivers.md``. The gateway only ever talks to a backend through the
 protocols below, so a new backend never needs an edit in ``gateway/``.
 
-Errors a driver raises are the ones in ``gateway.errors``:
-``DatabaseUnavailable`` (cannot connect, no free connection), ``QueryRejected``
-(the SQL is not allowed), ``QueryFailed`` (the database refused it) and
-``QueryTimeout``. Anything else becomes a 500 and is logged.
+A driver owns only its database. It declares its connection fields
+(``Driver.connection_fields``; ``gateway.connection_fields`` checks inputs,
+stores and answers them), checks and runs queries, and hands over rows as
+Python values (``QueryResult.batches``); the gateway makes column names
+unique, encodes every result format, counts rows and applies the row limit
+(``gateway.result_rows``).
+
+Errors a driver raises are the ones in ``gateway.errors``, never with a
+status (the gateway decides each one's): ``DatabaseUnavailable`` (cannot
+connect, no free connection), ``QueryRejected`` (the SQL is not allowed),
+``QueryFailed`` (the database refused it), ``QueryTimeout`` and
+``ResultTooLarge`` (a row larger than the driver reads). Anything else becomes
+a 500 and is logged.
 
 A driver whose query goes on working in the database after the query's
 context ended (a backend that ignored the cancel) calls ``query_lingers`` with
 a future that is done when that work is gone; the gateway keeps counting the
 query against its token's limit until then (``gateway.token_queries``).
+
+The acquire-wait histogram stays with the driver (``AcquireWaitTally`` does
+the bookkeeping): only the driver knows where, inside ``check``,
+``read_catalog``, ``check_query`` or entering ``run_query``, a wait for a
+connection ends.
 """
 
 from __future__ import annotations
@@ -24,28 +38,36 @@ import contextlib
 import contextvars
 import enum
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 import attrs
 import structlog
 
+from gateway.connection_fields import ConnectionData, ConnectionField, FieldKind
 
-@attrs.frozen
-class ConnectionData:
-    """Where a registered database lives and how to log in."""
-
-    host: str
-    """Address without the port (the specification's ``ip``)."""
-    port: int
-    """TCP port, 1-65535."""
-    database: str
-    """The database's name on its server."""
-    username: str
-    """The account the gateway reads through; its privileges always apply."""
-    password: str = attrs.field(repr=False)
-    """That account's password; never logged, never answered."""
+__all__ = [
+    "ACQUIRE_WAIT_BUCKETS",
+    "AcquireWaitTally",
+    "AcquireWaits",
+    "CatalogTable",
+    "CheckedQuery",
+    "ColumnInfo",
+    "ConnectionData",
+    "ConnectionField",
+    "DatabasePool",
+    "Driver",
+    "FieldKind",
+    "PoolLimits",
+    "PoolStats",
+    "QueryResult",
+    "Row",
+    "TableKind",
+    "TableRef",
+    "lingering_reported_to",
+    "query_lingers",
+]
 
 
 @attrs.frozen
@@ -214,47 +236,45 @@ class CheckedQuery(Protocol):
         ...
 
 
-@attrs.frozen
-class RowEncoding:
-    """Another writing of rows than JSON, which the gateway hands to ``QueryResult.json_batches``.
-
-    The gateway's result formats (``gateway.result_formats``) live in the gateway,
-    not in drivers: a driver only calls ``encode`` where it would write JSON.
-    """
-
-    encode: Callable[[Sequence[str], Sequence[Sequence[Any]]], bytes]
-    """Rows (the values the driver would give its JSON encoder: ``None``, ``bool``, ``int``, ``float``, ``str``,
-    lists and ``orjson.Fragment``) under the column names, as bytes holding one or more complete rows."""
-    separator: bytes
-    """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
+Row = Sequence[Any]
+"""One result row: its values in column order, each ``None``, ``bool``, ``int``, ``float``, ``str``, a list of
+these, or ``orjson.Fragment`` (JSON text the database already wrote, e.g. json/jsonb), as the contract's JSON
+writes them."""
 
 
 class QueryResult(Protocol):
-    """An executing query whose rows are streamed in JSON-encoded batches."""
+    """An executing query whose rows the driver hands over as Python values, a fetched batch at a time.
+
+    The gateway (``gateway.result_rows``) does the rest, the same for every
+    driver: unique column names, the encoding of each result format, the row
+    count, the row limit and ``truncated``.
+    """
 
     @property
     def columns(self) -> Sequence[ColumnInfo]:
-        """Result columns in order, names already made unique (``id``, ``id_2``)."""
+        """Result columns in order, known on entering ``run_query``'s context, named as the database names them
+        (repeated names too: the gateway makes them unique)."""
         ...
 
-    def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        """Yield rows as JSON objects joined by commas, without enclosing brackets.
+    def batches(self) -> AsyncIterator[list[Row]]:
+        """Yield the rows, one list per batch fetched from the database; iterated once, inside the context.
 
-        Each yielded chunk holds one or more complete rows. Stops at the row
-        limit. Raises the errors listed in the module docstring. With
-        ``encoding``, each chunk is instead ``encoding.encode`` of its rows (pieces
-        of one chunk joined by ``encoding.separator``).
+        Yield ``PoolLimits.row_limit`` + 1 rows at most in all: the one beyond the
+        limit tells the gateway the result was cut (it is never sent); the gateway
+        stops reading there. Fetch the next batch while the gateway encodes the
+        current one if you can. The gateway takes the rows out of each list as it
+        encodes them (so hand over a fresh list each time and keep no other
+        reference to its rows: a large value is then freed once written). Raise the
+        errors listed in the module docstring, also after some batches.
         """
         ...
 
-    @property
-    def row_count(self) -> int:
-        """Rows yielded so far."""
-        ...
+    def encoded(self, rows: int, size: int) -> None:
+        """The gateway encoded the next ``rows`` rows as ``size`` bytes; called after each slice it encodes.
 
-    @property
-    def truncated(self) -> bool:
-        """True once the row limit cut the result; final after iteration ends."""
+        A driver that sizes its fetches by the rows' bytes (PostgreSQL's fetch
+        budget, ``drivers/postgres/row_bounds.py``) reads it; others do nothing.
+        """
         ...
 
 
@@ -306,6 +326,12 @@ class Driver(Protocol):
 
     base_type: str
     """The AddDatabase ``base_type`` this driver serves."""
+
+    connection_fields: tuple[ConnectionField, ...]
+    """The AddDatabase parameters its databases need, a subset of ``ip``, ``port``, ``database``, ``username``,
+    ``password`` (``gateway.connection_fields``). The gateway refuses any other, requires the required ones,
+    and hands ``open_pool`` a ``ConnectionData`` holding only these (None elsewhere). A driver without the
+    attribute is taken to need all five, as PostgreSQL does."""
 
     def open_pool(
         self,

@@ -1,6 +1,8 @@
 """Every error the gateway answers with, as an exception that carries its status.
 
-Handlers and drivers raise these; one middleware (`gateway.middlewares`) turns
+Handlers and drivers raise these; a driver raises only the ones its protocol
+names (``gateway.driver_protocol``) and never chooses a status: each class
+carries its own, so every status is decided here once. One middleware (`gateway.middlewares`) turns
 them into the contract's body::
 
     {"status": "error", "error": "<code>", "message": "<sentence>"}
@@ -169,17 +171,20 @@ class TooManyQueries(GatewayError):
 class DatabaseUnavailable(GatewayError):
     """The database cannot be reached, refuses the credentials, or has no free connection.
 
-    The contract answers 502 when registering (the upstream refused) and 503
-    when serving a query (the gateway cannot get a connection now); the raiser
-    chooses through ``status``.
+    Drivers raise it without choosing a status: serving a query, it is 503 (the
+    gateway cannot get a connection now); while an administrator registers or
+    changes a database the gateway answers ``UpstreamRefused`` (502) instead.
     """
 
     status = 503
     code = "database_unavailable"
 
-    def __init__(self, message: str, *, status: int = 503) -> None:
-        super().__init__(message)
-        self.status = status  # type: ignore[misc]
+
+class UpstreamRefused(DatabaseUnavailable):
+    """``DatabaseUnavailable`` met while registering, refreshing or changing a database: the upstream refused
+    what the administrator asked for (502), as the gateway (``DatabasePools.on_trial``) answers it."""
+
+    status = 502
 
 
 class RegistryUnavailable(GatewayError):

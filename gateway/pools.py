@@ -11,7 +11,7 @@ import structlog
 from gateway.background import keep_running
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import DatabasePool, PoolLimits, PoolStats
-from gateway.errors import DatabaseUnavailable
+from gateway.errors import DatabaseUnavailable, UpstreamRefused
 from gateway.registry import DatabaseRecord
 
 
@@ -54,7 +54,7 @@ class DatabasePools:
             try:
                 yield pool
             except DatabaseUnavailable as error:
-                raise DatabaseUnavailable(error.message, status=502) from None
+                raise UpstreamRefused(error.message) from None
         except BaseException:
             await pool.close()
             raise

@@ -2,8 +2,8 @@
 
 A format is what the handler needs to write an answer around the rows the
 driver streams: the content type, the head (before the first row), the row
-encoding (``None``: the driver's own JSON), the separator between two pieces
-of rows, and the tail (after the last row, knowing the row count and whether
+encoding (``gateway.result_rows`` applies it to the driver's rows), the separator
+between two pieces of rows, and the tail (after the last row, knowing the row count and whether
 the row limit cut the result).
 
 CSV (RFC 4180: header row, ``,`` separators, CRLF line ends, a field quoted
@@ -32,9 +32,10 @@ from typing import Any
 import attrs
 import orjson
 
-from gateway.driver_protocol import ColumnInfo, RowEncoding
+from gateway.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
+from gateway.result_rows import JSON_ROWS, RowEncoding
 
 CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
@@ -55,15 +56,15 @@ class ResultFormat:
     """The ``Accept`` media types that ask for it."""
     head: Callable[[Sequence[ColumnInfo]], bytes]
     """What comes before the first row."""
-    encoding: RowEncoding | None
-    """How rows are written; ``None``: the driver's JSON objects, joined by commas."""
+    encoding: RowEncoding
+    """How rows are written (``gateway.result_rows`` encodes them with it)."""
     tail: Callable[[int, bool], bytes]
     """What comes after the last row, from the row count and whether the result was truncated."""
 
     @property
     def separator(self) -> bytes:
         """What goes between two pieces of rows."""
-        return b"," if self.encoding is None else self.encoding.separator
+        return self.encoding.separator
 
 
 def _json_head(columns: Sequence[ColumnInfo]) -> bytes:
@@ -134,7 +135,7 @@ JSON = ResultFormat(
     content_type=GETDATA_CONTENT_TYPE,
     media_types=(GETDATA_CONTENT_TYPE, "application/json"),
     head=_json_head,
-    encoding=None,
+    encoding=JSON_ROWS,
     tail=_json_tail,
 )
 CSV = ResultFormat(

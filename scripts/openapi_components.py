@@ -77,13 +77,18 @@ TEXT = {"type": "string"}
 NAME_LIST = {"type": "array", "items": {"type": "string"}}
 COUNT = {"type": "integer", "minimum": 0}
 
-DATABASE_DATA = success_object(
-    local_name=TEXT,
-    ip=TEXT,
-    port={"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."},
-    username=TEXT,
-    database=TEXT,
-    base_type=TEXT,
+DATABASE_DATA = closed_object(
+    {
+        "status": ref("schemas", "SuccessStatus"),
+        "local_name": TEXT,
+        "ip": TEXT,
+        "port": {"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."},
+        "username": TEXT,
+        "database": TEXT,
+        "base_type": TEXT,
+    },
+    # Only the connection fields the database's driver declares (gateway/connection_fields.py); postgres: all four.
+    optional=("ip", "port", "username", "database"),
 )
 
 SCHEMAS: dict[str, Schema] = {
@@ -105,7 +110,8 @@ SCHEMAS: dict[str, Schema] = {
     },
     "DatabaseAdded": one_element_array(success_object(local_name=TEXT)),
     "DatabaseData": {
-        "description": "A registered database's connection data; never its password.",
+        "description": "A registered database's connection data: the fields its driver declares"
+        " (postgres: ip, port, username, database); never its password.",
         **one_element_array(DATABASE_DATA),
     },
     "NameList": {"description": "Sorted local names.", **success_object(List=NAME_LIST)},

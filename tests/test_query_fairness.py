@@ -316,7 +316,7 @@ class TestCatalogReads:
         try:
             with pytest.raises(QueryTimeout):
                 async with pool.run_query(unchecked) as result:
-                    async for _ in result.json_batches():
+                    async for _ in result.batches():
                         pass
             assert pool.stats().runaway == 1
             async with BackendSampler(items_database) as sampler:

@@ -19,10 +19,10 @@ import structlog
 from drivers.postgres.query_errors import CanceledStatementLogFilter
 from drivers.postgres.query_runner import run_query
 from drivers.postgres.row_bounds import FETCH_BUDGET_BYTES, MIN_ROW_CAP_BYTES
-from drivers.postgres.row_encoding import unique_column_names
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
+from gateway.result_rows import EncodedRows, unique_column_names
 from support import connect, dsn_under_test, run_sql, wait_until
 
 PoolFactory = Callable[..., Awaitable[aiopg.Pool]]
@@ -191,17 +191,22 @@ def types_database(scratch_database: str) -> str:
 
 async def fetch_json(
     pool: aiopg.Pool, sql: str, query_limits: PoolLimits | None = None, type_names: TypeNameCache | None = None
-) -> tuple[QueryResult, list[Any], list[bytes]]:
+) -> tuple[EncodedRows, list[Any], list[bytes]]:
     """Run ``sql`` and parse the response body the handler would write: ``[`` chunks joined by ``,`` ``]``."""
-    async with run_query(
-        pool, sql, query_limits or limits(), type_names or TypeNameCache(), structlog.get_logger()
-    ) as result:
-        chunks = [chunk async for chunk in result.json_batches()]
-    return result, orjson.loads(b"[" + b",".join(chunks) + b"]"), chunks
+    query_limits = query_limits or limits()
+    async with run_query(pool, sql, query_limits, type_names or TypeNameCache(), structlog.get_logger()) as result:
+        encoded = EncodedRows(result, query_limits.row_limit)
+        chunks = [chunk async for chunk in encoded.chunks()]
+    return encoded, orjson.loads(b"[" + b",".join(chunks) + b"]"), chunks
+
+
+def json_chunks(result: QueryResult, query_limits: PoolLimits | None = None) -> AsyncIterator[bytes]:
+    """The JSON chunks the gateway writes of a driver's result (``gateway.result_rows``)."""
+    return EncodedRows(result, (query_limits or limits()).row_limit).chunks()
 
 
 def stream(pool: aiopg.Pool, sql: str, query_limits: PoolLimits) -> Any:
-    """run_query with a fresh type cache, for tests that read json_batches() themselves."""
+    """run_query with a fresh type cache, for tests that read the rows themselves (``json_chunks``)."""
     return run_query(pool, sql, query_limits, TypeNameCache(), structlog.get_logger())
 
 
@@ -388,13 +393,13 @@ class TestTimeLimit:
         assert (await fetch_json(pool, "SELECT 1 AS one"))[1] == [{"one": 1}]
 
     async def test_the_deadline_covers_all_fetches(self, open_pool: PoolFactory) -> None:
-        """A stream still running at the deadline fails from json_batches after its first chunks."""
+        """A stream still running at the deadline fails from the rows after its first chunks."""
         pool = await open_pool(statement_timeout_ms=60_000, maxsize=1)
         query_limits = limits(statement_timeout=1.0, batch_size=10)
         chunks: list[bytes] = []
         with pytest.raises(QueryTimeout):
             async with stream(pool, "SELECT i FROM generate_series(1, 1000) AS i", query_limits) as result:
-                async for chunk in result.json_batches():
+                async for chunk in json_chunks(result):
                     chunks.append(chunk)
                     await asyncio.sleep(0.6)
         assert 1 <= len(chunks) <= 2
@@ -452,7 +457,7 @@ class TestCancellation:
 
         async def slow_client() -> None:
             async with stream(pool, "SELECT i FROM generate_series(1, 100) AS i", limits(batch_size=10)) as result:
-                async for _ in result.json_batches():
+                async for _ in json_chunks(result):
                     first_chunk.set()
                     await asyncio.sleep(30)
 
@@ -480,16 +485,16 @@ class TestErrors:
             await fetch_json(pool, "SELECT nope FROM pg_catalog.pg_class")
         assert (await fetch_json(pool, "SELECT 1 AS one"))[1] == [{"one": 1}]
 
-    async def test_an_error_after_the_first_batch_comes_from_json_batches(
+    async def test_an_error_after_the_first_batch_comes_from_the_rows(
         self, open_pool: PoolFactory
     ) -> None:
-        """A row that fails in a later batch raises QueryFailed from json_batches after the earlier chunks."""
+        """A row that fails in a later batch raises QueryFailed from the rows after the earlier chunks."""
         pool = await open_pool(maxsize=1)
         chunks: list[bytes] = []
         with pytest.raises(QueryFailed, match="division by zero"):
             sql = "SELECT 1 / (20 - i) AS x FROM generate_series(1, 30) AS i"
             async with stream(pool, sql, limits(batch_size=10)) as result:
-                async for chunk in result.json_batches():
+                async for chunk in json_chunks(result):
                     chunks.append(chunk)
         assert len(chunks) == 1
         assert (await fetch_json(pool, "SELECT 1 AS one"))[1] == [{"one": 1}]
@@ -501,7 +506,7 @@ class TestErrors:
         pool = await open_pool(maxsize=1)
         with pytest.raises(DatabaseUnavailable) as raised:
             async with stream(pool, "SELECT i FROM generate_series(1, 1000) AS i", limits(batch_size=10)) as result:
-                async for _ in result.json_batches():
+                async for _ in json_chunks(result):
                     run_sql(None, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
                             "AND application_name = 'dbgateway'", (scratch_database,))
         assert raised.value.status == 503

@@ -25,7 +25,8 @@ from drivers.postgres.function_policy import denial_reason, normalize_configured
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.query_errors import CanceledStatementLogFilter
 from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES
-from gateway.driver_protocol import ConnectionData, PoolLimits
+from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
+from gateway.driver_protocol import ConnectionData, ConnectionField, PoolLimits
 
 __all__ = ["PostgresDriver", "PostgresPool"]
 
@@ -37,6 +38,8 @@ class PostgresDriver:
     """Opens ``PostgresPool`` s; one instance serves every registered PostgreSQL database."""
 
     base_type = "postgres"
+    connection_fields: tuple[ConnectionField, ...] = DEFAULT_CONNECTION_FIELDS
+    """ip, port, database, username (required) and password (optional: trust or peer authentication)."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         options = dict(options or {})

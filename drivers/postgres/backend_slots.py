@@ -55,7 +55,7 @@ class BackendSlots:
             raise
         if not turn.done():
             self._withdraw(turn)
-            raise DatabaseUnavailable(self.busy_message(timeout), status=503)
+            raise DatabaseUnavailable(self.busy_message(timeout))
 
     def _withdraw(self, turn: asyncio.Future[None]) -> None:
         if turn.done():  # the slot was handed over just as the wait ended

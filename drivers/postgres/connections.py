@@ -109,14 +109,14 @@ async def _connection_within(pool: aiopg.Pool, seconds: float, timeout: float) -
             else "the database server did not accept a new connection in time"
         )
         raise DatabaseUnavailable(
-            f"no connection to the database became free within {timeout:g} s ({why}); try again later", status=503
+            f"no connection to the database became free within {timeout:g} s ({why}); try again later"
         )
     try:
         return task.result()
     except psycopg2.Error as exc:
-        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}", status=503) from exc
+        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}") from exc
     except (asyncio.TimeoutError, OSError, RuntimeError) as exc:  # aiopg's own time-out; closed pool
-        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}", status=503) from exc
+        raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}") from exc
 
 
 def ended_by_server(connection: aiopg.Connection) -> bool:

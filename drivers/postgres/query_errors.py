@@ -2,7 +2,7 @@
 
 A statement's psycopg2 error is the query's fault (``QueryFailed``, with the
 database's own primary message), the time limit's (``QueryTimeout``), or the
-connection's (``DatabaseUnavailable``, 503). aiopg also logs every statement
+connection's (``DatabaseUnavailable``). aiopg also logs every statement
 cancelled on the server; ``CanceledStatementLogFilter`` drops that noise.
 """
 
@@ -67,6 +67,6 @@ def database_error(exc: psycopg2.Error, connection: aiopg.Connection, limits: Po
     pgcode = exc.pgcode or ""
     if not pgcode or connection.closed or pgcode.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES):
         return DatabaseUnavailable(
-            f"the database connection failed while running the query: {database_message(exc)}", status=503
+            f"the database connection failed while running the query: {database_message(exc)}"
         )
     return QueryFailed(f"the database refused the query: {database_message(exc)}")

@@ -1,12 +1,12 @@
-"""Run one checked SELECT on PostgreSQL and stream its rows as JSON batches.
+"""Run one checked SELECT on PostgreSQL and stream its rows, a fetched batch at a time.
 
 ``run_query`` is an async context manager: entering it takes a connection from
 the aiopg pool, declares a server-side cursor over the query and fetches the
 first batch in one round trip, so ``columns`` is known before the HTTP response
-starts. ``json_batches()`` then yields the rows as JSON objects joined by
-commas, at most ``batch_size`` rows per round trip and fewer when rows are large;
-the next batch is already asked for while the current one is encoded and
-written. The cursor reads the query through ``row_bounds.bounded_sql``, so the
+starts. ``batches()`` then yields the rows as Python values (the gateway
+encodes them, ``gateway.result_rows``), at most ``batch_size`` rows per round trip
+and fewer when rows are large; the next batch is already asked for while the
+current one is encoded and written. The cursor reads the query through ``row_bounds.bounded_sql``, so the
 database refuses a row over each FETCH's byte cap (``ResultTooLarge``) before
 sending it; see ``row_bounds`` for the caps and fetch sizes. Leaving the context ends the
 transaction, so the pool gets its connection back idle, or closed when its
@@ -53,12 +53,12 @@ import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
 from drivers.postgres.query_errors import cut_message, database_error, timeout_error
-from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, SLICE_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
-from drivers.postgres.row_encoding import Row, cast_missed_arrays, encode_rows, unique_column_names
+from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
+from drivers.postgres.missed_arrays import cast_missed_arrays
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.background import keep_running
-from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, RowEncoding, query_lingers
+from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
 
 CURSOR_NAME = "dbgw_cursor"
@@ -135,7 +135,6 @@ class StreamingQuery:
         self._loop = asyncio.get_running_loop()
         self._deadline = self._loop.time() + limits.statement_timeout
         self._cursor: aiopg.Cursor | None = None
-        self._names: tuple[str, ...] = ()
         self._first_batch_rows: int | None = None
         self._missed_arrays: list[tuple[int, Any]] = []
         self._ran_twice = False
@@ -145,20 +144,9 @@ class StreamingQuery:
         self._plan = FetchPlan(batch_size=limits.batch_size, max_row_bytes=limits.max_row_bytes)
         self._received = 0
         self._row_count = 0
-        self._truncated = False
         self._completed = False
         self._iterated = False
         self._closed = False
-
-    @property
-    def row_count(self) -> int:
-        """Rows yielded so far."""
-        return self._row_count
-
-    @property
-    def truncated(self) -> bool:
-        """True once the row limit cut the result; final after iteration ends."""
-        return self._truncated
 
     @property
     def completed(self) -> bool:
@@ -188,7 +176,7 @@ class StreamingQuery:
             )
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
             raise DatabaseUnavailable(
-                f"the database connection failed: {cut_message(first_line(exc))}", status=503
+                f"the database connection failed: {cut_message(first_line(exc))}"
             ) from exc
         received = await self._first_batch(bounded_sql(sql), one_round_trip_first)
         description = self._cursor.description or ()
@@ -196,9 +184,9 @@ class StreamingQuery:
         type_names_in_order = await self._lookup_type_names(type_names, oids)
         missed = adopt_result_types(self._connection.raw, oids, type_names.is_text_array)
         self._missed_arrays = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
-        self._names = tuple(unique_column_names([column.name for column in description]))
         self.columns = [
-            ColumnInfo(name=name, type_name=type_name) for name, type_name in zip(self._names, type_names_in_order)
+            ColumnInfo(name=column.name, type_name=type_name)
+            for column, type_name in zip(description, type_names_in_order)
         ]
         self._first_batch_rows = received
 
@@ -237,51 +225,49 @@ class StreamingQuery:
             f"; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
         )
 
-    async def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        """Yield rows as JSON objects joined by commas, a chunk per slice of a fetched batch; stop at the row limit.
+    def encoded(self, rows: int, size: int) -> None:
+        """The gateway wrote ``rows`` rows as ``size`` bytes: later fetches are sized by the rows' bytes."""
+        self._plan.saw(rows, size, size // max(1, rows))
 
-        With ``encoding`` (another result format, chosen by the gateway) a chunk is
-        ``encoding.encode`` of the rows instead, pieces joined by its separator.
+    async def batches(self) -> AsyncIterator[list[Row]]:
+        """Yield the rows of each fetched batch, up to ``row_limit`` + 1 in all (the last shows there is more).
 
-        A batch is cast and encoded a slice at a time (about ``SLICE_BYTES``,
-        one row when rows are large), with the event loop given back in between,
-        so a large result never holds up the other requests of the process for
-        longer than one slice takes, and a slice's rows are dropped once encoded.
-        The next FETCH is sent before this batch is encoded (the database works
-        meanwhile) unless it may bring more than the fetch budget (a one-row
-        fetch capped at ``max_row_bytes``): it then waits until this batch is out.
+        The next FETCH is sent before this batch is handed over (the database
+        works while the gateway encodes it) unless it may bring more than the fetch
+        budget (a one-row fetch capped at ``max_row_bytes``): it then waits until
+        this batch is written out. The gateway empties each list as it encodes it,
+        so the values of a batch are gone before the next one is received.
         """
         if self._iterated or self._first_batch_rows is None:
-            raise RuntimeError("json_batches() can be iterated once, inside run_query's context")
+            raise RuntimeError("batches() can be iterated once, inside run_query's context")
         self._iterated = True
         received, self._first_batch_rows = self._first_batch_rows, None
-        row_limit = self._limits.row_limit
+        wanted = self._limits.row_limit + 1  # the row beyond the limit tells the gateway the result was cut
         while True:
             self._received += received
             exhausted = received < self._asked
-            room = row_limit - self._row_count
-            if received > room:  # the row beyond the limit was asked only to learn that there is more
-                self._truncated = True
+            room = wanted - self._row_count
             rows = await self._read_batch(min(received, room))
-            more = not (exhausted or self._truncated)
+            self._row_count += len(rows)
+            more = not (exhausted or self._row_count >= wanted)
             next_batch: asyncio.Future[int] | None = None
             prefetch = self._asked > 1 or self._cap <= FETCH_BUDGET_BYTES
             if more and prefetch:
                 # The database prepares the next batch while this one is encoded and written out.
-                next_batch = self._fetch_next(row_limit + 1 - self._received)
+                next_batch = self._fetch_next(wanted - self._received)
             elif not prefetch and rows:
                 # One row of up to max_row_bytes: libpq's result goes (a trivial statement replaces it) before
                 # the row is encoded, so it is held three times at most (libpq's input buffer, value, JSON).
                 await self._run("SELECT 1")
-            async for chunk in self._encode(rows, encoding):
-                yield chunk
-            del rows
-            chunk = b""  # not held while the next batch is fetched
             if not more:
-                self._completed = True
+                self._completed = True  # before the last yield: the gateway may stop reading once it has it
+            if rows:
+                yield rows
+            del rows  # emptied by the gateway; not held while the next batch is fetched
+            if not more:
                 return
             if next_batch is None:
-                next_batch = self._fetch_next(row_limit + 1 - self._received)
+                next_batch = self._fetch_next(wanted - self._received)
             received = await self._receive(next_batch)
 
     def _fetch_next(self, room: int) -> asyncio.Future[int]:
@@ -308,27 +294,6 @@ class StreamingQuery:
         self._missed_arrays = []
         return rows
 
-    async def _encode(self, rows: list[Row], encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        """``encode_rows`` (or ``encoding.encode``) a slice at a time, emptying ``rows`` as it goes; the event loop
-        runs between slices."""
-        encode, separator = (encode_rows, b",") if encoding is None else (encoding.encode, encoding.separator)
-        parts: list[bytes] = []
-        size = 0
-        while rows:
-            if parts:
-                await asyncio.sleep(0)
-            count = min(self._plan.slice_rows(), len(rows))
-            part = encode(self._names, rows[:count])
-            del rows[:count]  # the values are garbage once encoded: a 60 MB string is not kept twice
-            self._plan.saw(count, len(part), len(part) // count)
-            self._row_count += count
-            parts.append(part)
-            size += len(part)
-            # Small slices are joined (fewer writes); a large one goes out as it is, never copied.
-            if size >= SLICE_BYTES or not rows:
-                yield parts[0] if len(parts) == 1 else separator.join(parts)
-                parts, size = [], 0
-
     def _remaining(self) -> float:
         return self._deadline - self._loop.time()
 
@@ -350,7 +315,7 @@ class StreamingQuery:
     def _send(self, statement: str) -> asyncio.Future[int]:
         """Start ``statement``; ``_receive`` waits for its outcome (the statement may run meanwhile)."""
         if self._closed or self._cursor is None:
-            raise RuntimeError("the query's connection was already given back; read json_batches() inside run_query")
+            raise RuntimeError("the query's connection was already given back; read batches() inside run_query")
         if self._remaining() <= 0:
             raise timeout_error(self._limits)
         task = asyncio.ensure_future(_execute(self._cursor, statement))
@@ -491,7 +456,7 @@ async def run_query(
     Raises ``DatabaseUnavailable`` (no connection in time, connection lost),
     ``QueryFailed`` (the database refused the query), ``QueryTimeout`` (past
     ``limits.statement_timeout`` in all). After some batches were yielded,
-    those errors come out of ``json_batches()``. The wait for a connection is
+    those errors come out of ``batches()``. The wait for a connection is
     recorded in ``acquire_waits``, if given. A query text in ``multi_batch``
     skips the one-round-trip attempt (see ``StreamingQuery.start``); one that
     turns out to need more than one batch is added to it. With ``runaways`` the

@@ -52,7 +52,7 @@ HEADROOM = 4
 """How much larger than the largest row seen so far a later row may be without being refused by the FETCH's cap."""
 
 SLICE_BYTES = 4 * 1024 * 1024
-"""About how many bytes of rows are cast and encoded between two returns to the event loop."""
+"""About how many bytes of rows are cast between two returns to the event loop (the gateway encodes as much)."""
 
 TRIM_AFTER_BYTES = 16 * 1024 * 1024
 """Bytes of rows an answer must have received before its end hands freed heap back to the OS."""
@@ -154,12 +154,13 @@ class FetchPlan:
         return rows, cap
 
     def saw(self, rows: int, encoded_bytes: int, widest: int) -> None:
-        """Rows were encoded: ``encoded_bytes`` in all, the widest of them ``widest`` bytes (or an average)."""
+        """The gateway encoded rows (``QueryResult.encoded``): ``encoded_bytes`` in all, the widest of them
+        ``widest`` bytes (or an average)."""
         self.received_bytes += encoded_bytes
         self.largest_row = max(self.largest_row, widest)
 
     def slice_rows(self) -> int:
-        """Rows to cast and encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to 250."""
+        """Rows to cast between two returns to the event loop: about ``SLICE_BYTES``, 1 to 250."""
         if self.largest_row == 0:
             return 250
         return max(1, min(250, SLICE_BYTES // self.largest_row))

@@ -30,6 +30,7 @@ from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
 from gateway.responses import getdata_media_type
 from gateway.result_formats import JSON, ResultFormat, choose_format
+from gateway.result_rows import EncodedRows
 
 SMALL_RESULT_BYTES = 256 * 1024
 WRITE_PIECE_BYTES = 1024 * 1024
@@ -80,26 +81,42 @@ async def _answer(
 ) -> web.StreamResponse:
     """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
     async with running as result:
-        head = result_format.head(result.columns)
-        batches = result.json_batches(result_format.encoding)
-        buffered: list[bytes] = []
-        size = 0
-        async for chunk in batches:
-            buffered.append(chunk)
-            size += len(chunk)
-            if size > SMALL_RESULT_BYTES:
-                del chunk  # _stream owns it now (in buffered) and lets go of it once written
-                return await _stream(request, head, buffered, batches, result, tally, result_format)
-        body = (
-            head
-            + result_format.separator.join(buffered)
-            + result_format.tail(result.row_count, result.truncated)
-        )
-        tally.sent(result.row_count, len(body))
-        headers = _headers(request, result_format)
-        headers[ROW_COUNT_HEADER] = str(result.row_count)
-        headers[TRUNCATED_HEADER] = "true" if result.truncated else "false"
-        return web.Response(body=body, headers=headers)
+        rows = EncodedRows(result, request.app[CONFIG].row_limit, result_format.encoding)
+        head = result_format.head(rows.columns)
+        batches = rows.chunks()
+        try:
+            return await _answer_rows(request, head, batches, rows, tally, result_format)
+        finally:
+            await batches.aclose()  # inside the context: the driver's batches end before its connection goes back
+
+
+async def _answer_rows(
+    request: web.Request,
+    head: bytes,
+    batches: AsyncIterator[bytes],
+    rows: EncodedRows,
+    tally: GetDataTally,
+    result_format: ResultFormat,
+) -> web.StreamResponse:
+    """One body if the rows are small, else ``_stream``."""
+    buffered: list[bytes] = []
+    size = 0
+    async for chunk in batches:
+        buffered.append(chunk)
+        size += len(chunk)
+        if size > SMALL_RESULT_BYTES:
+            del chunk  # _stream owns it now (in buffered) and lets go of it once written
+            return await _stream(request, head, buffered, batches, rows, tally, result_format)
+    body = (
+        head
+        + result_format.separator.join(buffered)
+        + result_format.tail(rows.row_count, rows.truncated)
+    )
+    tally.sent(rows.row_count, len(body))
+    headers = _headers(request, result_format)
+    headers[ROW_COUNT_HEADER] = str(rows.row_count)
+    headers[TRUNCATED_HEADER] = "true" if rows.truncated else "false"
+    return web.Response(body=body, headers=headers)
 
 
 def _headers(request: web.Request, result_format: ResultFormat) -> dict[str, str]:
@@ -120,7 +137,7 @@ async def _stream(
     head: bytes,
     buffered: list[bytes],
     batches: AsyncIterator[bytes],
-    result: QueryResult,
+    result: EncodedRows,
     tally: GetDataTally,
     result_format: ResultFormat,
 ) -> web.StreamResponse:

@@ -16,17 +16,14 @@ from gateway.audit import AdminAction
 from gateway.auth import require_admin
 from gateway.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
-from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
+from gateway.connection_fields import SECRET_PARAMETERS, SLOTS, changed_connection, connection_parameters
+from gateway.handlers.databases import database_data
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, DRIVERS, LOGGER, POOLS, REDACTOR, REGISTRY
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.registry.models import DatabaseRemoval
 from gateway.responses import success
-
-CHANGEABLE_FIELDS = ("ip", "port", "database", "username", "password")
-"""PATCH /Database parameters, in the specification's spelling (``ip`` is the record's ``host``)."""
-
 
 async def unregister_database(request: web.Request) -> web.Response:
     """Remove a database with its tables and every grant on them, and close its pool."""
@@ -90,18 +87,19 @@ async def update_database(request: web.Request) -> web.Response:
     app = request.app
     require_admin(request, app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
-    app[REDACTOR].add(inputs.get("password"))  # before anything can log it
+    for secret in SECRET_PARAMETERS:
+        app[REDACTOR].add(inputs.get(secret))  # before anything can log it
     local_name = inputs.require("local_database_name")
-    given = {name: inputs.get(name) for name in CHANGEABLE_FIELDS if inputs.get(name) is not None}
-    if not given:
-        raise BadRequest(f"give at least one of {', '.join(CHANGEABLE_FIELDS)} to change")
+    changeable = [field.name for field in connection_parameters(app[DRIVERS].drivers)]
+    if all(inputs.get(name) is None for name in changeable):
+        raise BadRequest(f"give at least one of {', '.join(changeable)} to change")
     current = app[REGISTRY].state.database(local_name)
     base_type = inputs.get("base_type")
     if base_type is not None and base_type != current.base_type:
         raise BadRequest(
             f"parameter 'base_type' cannot change from {current.base_type!r}; unregister the database and add it again"
         )
-    record = _changed_record(current, inputs)
+    record = current.with_connection(changed_connection(inputs, app[DRIVERS], current.base_type, current.connection))
     async with app[POOLS].on_trial(record) as pool:
         await pool.check()
         await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
@@ -123,29 +121,7 @@ def _warn_about_inheritance_children(app: web.Application, local_name: str, cata
         warn_children_not_granted(app[LOGGER], table, descendants, granted_refs, granted_to="any token")
 
 
-def _changed_record(current: DatabaseRecord, inputs: RequestInputs) -> DatabaseRecord:
-    changes: dict[str, Any] = {}
-    if (host := inputs.get("ip")) is not None:
-        changes["host"] = valid_host(_not_empty("ip", host))
-    if (port := inputs.get("port")) is not None:
-        changes["port"] = valid_port(port)
-    for name in ("database", "username"):
-        if (value := inputs.get(name)) is not None:
-            changes[name] = valid_connection_text(name, _not_empty(name, value))
-    if (password := inputs.get("password")) is not None:
-        # Empty is allowed, as in AddDatabase (trust or peer authentication).
-        changes["password"] = valid_connection_text("password", password)
-    return attrs.evolve(current, **changes)
-
-
-def _not_empty(parameter: str, value: str) -> str:
-    if not value:
-        raise BadRequest(f"parameter {parameter!r} must not be empty")
-    return value
-
-
 def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     """Parameter names whose value changed; never the values (one is a password)."""
-    names = {"host": "ip", "port": "port", "database": "database", "username": "username", "password": "password"}
-    return sorted(name for field, name in names.items() if getattr(old, field) != getattr(new, field))
+    return sorted(name for name, slot in SLOTS.items() if getattr(old, slot) != getattr(new, slot))
 

@@ -8,6 +8,7 @@ from gateway.audit import AdminAction
 from gateway.auth import (
     require_admin,
 )
+from gateway.connection_fields import SECRET_PARAMETERS, answered_fields, new_connection
 from gateway.errors import BadRequest, DatabaseExists
 from gateway.handlers.tables import answer_list
 from gateway.inputs import read_inputs
@@ -23,19 +24,11 @@ async def add_database(request: web.Request) -> web.Response:
     app = request.app
     require_admin(request, app[ADMIN_TOKEN])
     inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
-    password = inputs.get("password") or ""
-    app[REDACTOR].add(password)  # before anything can log it
-    valid_connection_text("password", password)
-    record = DatabaseRecord(
-        local_name=valid_name("local_database_name", inputs.require("local_database_name")),
-        host=valid_host(inputs.require("ip")),
-        port=valid_port(inputs.require("port")),
-        database=valid_connection_text("database", inputs.require("database")),
-        username=valid_connection_text("username", inputs.require("username")),
-        password=password,
-        base_type=inputs.require("base_type"),
-    )
-    app[DRIVERS].get(record.base_type)
+    for secret in SECRET_PARAMETERS:
+        app[REDACTOR].add(inputs.get(secret))  # before anything can log it
+    local_name = valid_name("local_database_name", inputs.require("local_database_name"))
+    base_type, connection = new_connection(inputs, app[DRIVERS])
+    record = DatabaseRecord.of(local_name, base_type, connection)
     if record.local_name in app[REGISTRY].state.databases:
         raise DatabaseExists(f"a database is already registered as {record.local_name!r}")
     async with app[POOLS].on_trial(record) as pool:
@@ -60,15 +53,8 @@ async def get_database(request: web.Request) -> web.Response:
 
 
 def database_data(record: DatabaseRecord) -> dict[str, str]:
-    """GetDatabaseData's fields for a database: its connection data without the password."""
-    return {
-        "local_name": record.local_name,
-        "ip": record.host,
-        "port": str(record.port),
-        "username": record.username,
-        "database": record.database,
-        "base_type": record.base_type,
-    }
+    """GetDatabaseData's fields for a database: the connection fields its driver declared, never a secret."""
+    return {"local_name": record.local_name, **answered_fields(record.connection), "base_type": record.base_type}
 
 
 async def list_databases_or_tables(request: web.Request) -> web.Response:
@@ -91,26 +77,3 @@ def valid_name(parameter: str, value: str) -> str:
             " without leading or trailing spaces"
         )
     return value
-
-
-def valid_host(value: str) -> str:
-    if not value.isprintable() or any(c.isspace() for c in value) or "/" in value:
-        raise BadRequest("parameter 'ip' must be a host name or address without port, spaces or slashes")
-    return value
-
-
-def valid_connection_text(parameter: str, value: str) -> str:
-    """Database name, user name or password as a driver can pass it on: libpq cannot carry a NUL character."""
-    if "\x00" in value:
-        raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
-    return value
-
-
-def valid_port(value: str) -> int:
-    try:
-        port = int(value.strip())
-    except ValueError:
-        port = 0
-    if not 1 <= port <= 65535 or not value.strip().isdigit():
-        raise BadRequest(f"parameter 'port' must be an integer from 1 to 65535, got {value!r}")
-    return port

@@ -8,7 +8,7 @@ The layout is lists of plain records, so it stays readable and diffable::
      "grants": [{"token_hash", "tables": [{"database", "folder", "table"}]}],
      "minted_tokens": ["<token hash>", ...]}
 
-Two additions kept version 1, because a file written before them loads
+Three additions kept version 1, because a file written before them loads
 unchanged and means the same:
 
 - ``minted_tokens`` (hashes of the user tokens ``PUT /UserToken`` issued) is
@@ -20,6 +20,11 @@ unchanged and means the same:
   the file is never rewritten then. A gateway that predates encryption would
   take ``fernet:...`` for a password and fail to connect, so upgrade every
   gateway sharing a file before configuring a key.
+- ``host``, ``port``, ``database``, ``username`` and ``password`` of a database
+  are present only when its driver declares them (``gateway.connection_fields``);
+  PostgreSQL declares all five, so its databases are written as before. A
+  gateway that predates the declarations refuses a file holding a database
+  without one of them (a missing field), never misreads it.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ import attrs
 import cattrs
 import orjson
 
+from gateway.connection_fields import SLOTS
 from gateway.registry.models import FORMAT_VERSION, DatabaseRecord, RegistryState, TableAddress, TableRecord
 from gateway.registry.secrets_at_rest import PasswordCipher, PasswordDecryptionError
 
 _CLEAR_TEXT = PasswordCipher()
+_CONNECTION_SLOTS = tuple(SLOTS.values())
 
 
 class RegistryFormatError(Exception):
@@ -73,7 +80,7 @@ def dump_registry(state: RegistryState, cipher: PasswordCipher = _CLEAR_TEXT) ->
         format_version=FORMAT_VERSION,
         token_salt=state.token_salt,
         databases=[
-            attrs.evolve(record, password=cipher.seal(record.password))
+            attrs.evolve(record, password=None if record.password is None else cipher.seal(record.password))
             for record in sorted(state.databases.values(), key=lambda d: d.local_name)
         ],
         tables=[
@@ -88,6 +95,10 @@ def dump_registry(state: RegistryState, cipher: PasswordCipher = _CLEAR_TEXT) ->
         minted_tokens=sorted(state.minted_tokens),
     )
     raw = _converter.unstructure(document)
+    for database in raw["databases"]:
+        for slot in _CONNECTION_SLOTS:  # a field the database's driver did not declare is not stored
+            if database[slot] is None:
+                del database[slot]
     if not raw["minted_tokens"]:
         del raw["minted_tokens"]
     return orjson.dumps(raw, option=orjson.OPT_INDENT_2) + b"\n"
@@ -119,6 +130,8 @@ def load_registry(content: bytes, cipher: PasswordCipher = _CLEAR_TEXT) -> Regis
     try:
         databases = [
             attrs.evolve(record, password=cipher.open(record.password, record.local_name))
+            if record.password is not None
+            else record
             for record in document.databases
         ]
     except PasswordDecryptionError as error:

@@ -33,26 +33,40 @@ class TableAddress:
 
 @attrs.frozen
 class DatabaseRecord:
-    """A registered database."""
+    """A registered database.
+
+    The connection fields are those its driver declared (``gateway.connection_fields``);
+    the others are None and are neither stored nor answered. Keyword-only so
+    that the stored layout keeps today's key order.
+    """
 
     local_name: str
     """The name the gateway knows it by (``local_database_name``)."""
-    host: str
+    host: str | None = attrs.field(default=None, kw_only=True)
     """Address without port (the specification's ``ip``)."""
-    port: int
+    port: int | None = attrs.field(default=None, kw_only=True)
     """TCP port."""
-    database: str
+    database: str | None = attrs.field(default=None, kw_only=True)
     """Database name on its server."""
-    username: str
+    username: str | None = attrs.field(default=None, kw_only=True)
     """Account the gateway reads through."""
-    password: str = attrs.field(repr=False)
+    password: str | None = attrs.field(default=None, kw_only=True, repr=False)
     """That account's password; never answered, never logged."""
     base_type: str
     """Driver name, e.g. ``postgres``."""
 
+    @classmethod
+    def of(cls, local_name: str, base_type: str, connection: ConnectionData) -> DatabaseRecord:
+        """A record holding ``connection``'s fields."""
+        return cls(local_name=local_name, base_type=base_type, **attrs.asdict(connection))
+
     @property
     def connection(self) -> ConnectionData:
         return ConnectionData(self.host, self.port, self.database, self.username, self.password)
+
+    def with_connection(self, connection: ConnectionData) -> DatabaseRecord:
+        """The same database reached through ``connection``."""
+        return attrs.evolve(self, **attrs.asdict(connection))
 
 
 @attrs.frozen

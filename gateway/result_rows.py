@@ -1,0 +1,146 @@
+"""A query's rows as the answer writes them: unique column names, encoding, the row limit and ``truncated``.
+
+A driver's ``QueryResult`` hands over rows as Python values, one list per fetch
+from its database (``QueryResult.batches``), with the columns as the database
+names them. ``EncodedRows`` is what GetData reads instead: it makes the column
+names unique (``id``, ``id_2``), encodes each batch a slice at a time (one
+``orjson`` call per slice for JSON; the result format's ``RowEncoding`` for CSV
+and NDJSON), gives the event loop back between slices, counts the rows and stops
+at the row limit, setting ``truncated`` when the driver had more.
+
+Encoding takes the rows out of the driver's list as it goes (``del rows[:n]``),
+so a slice's values are garbage once written: a 60 MB value is never held as
+value and JSON beyond the slice being encoded. Each slice's encoded size is
+reported back to the driver (``QueryResult.encoded``), which may size its next
+fetches by it (PostgreSQL's fetch budget does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Sequence
+
+import attrs
+import orjson
+
+from gateway.driver_protocol import ColumnInfo, QueryResult, Row
+from gateway.errors import InternalError
+
+SLICE_BYTES = 4 * 1024 * 1024
+"""About how many bytes of rows are encoded between two returns to the event loop, and joined into one chunk."""
+
+SLICE_ROWS = 250
+"""The most rows encoded at once: small rows encode ~250 in well under a millisecond."""
+
+
+@attrs.frozen
+class RowEncoding:
+    """How one result format writes rows (``gateway.result_formats``): JSON objects, CSV lines, NDJSON lines."""
+
+    encode: Callable[[Sequence[str], Sequence[Row]], bytes]
+    """Rows (values as ``driver_protocol.Row`` describes them) under the column names, as bytes holding one
+    or more complete rows."""
+    separator: bytes
+    """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
+
+
+def unique_column_names(names: Sequence[str]) -> list[str]:
+    """Keep every column: a repeated name gets ``_2``, ``_3`` ... skipping names other columns have."""
+    originals = set(names)
+    taken: set[str] = set()
+    unique: list[str] = []
+    for name in names:
+        candidate, suffix = name, 1
+        # A suffixed name must not take the name a later column really has.
+        while candidate in taken or (candidate != name and candidate in originals):
+            suffix += 1
+            candidate = f"{name}_{suffix}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
+
+
+def encode_json_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
+    """Rows as JSON objects keyed by ``names``, joined by commas, without the enclosing brackets."""
+    try:
+        if len(rows) == 1:  # no list brackets to cut off: a large row is not copied once more
+            return orjson.dumps(dict(zip(names, rows[0])))
+        return orjson.dumps([dict(zip(names, row)) for row in rows])[1:-1]
+    except orjson.JSONEncodeError as exc:
+        # Only a value outside the protocol's list (a driver's bug) can get here.
+        raise InternalError(f"a value in the result could not be written as JSON: {exc}") from exc
+
+
+JSON_ROWS = RowEncoding(encode=encode_json_rows, separator=b",")
+"""GetData's JSON rows: objects joined by commas (the format adds the brackets around them)."""
+
+
+class EncodedRows:
+    """The encoded chunks of one ``QueryResult``; iterate once, inside the driver's ``run_query`` context."""
+
+    def __init__(self, result: QueryResult, row_limit: int, encoding: RowEncoding = JSON_ROWS) -> None:
+        self._result = result
+        self._row_limit = row_limit
+        self._encoding = encoding
+        self.columns = [
+            ColumnInfo(name=name, type_name=column.type_name)
+            for name, column in zip(unique_column_names([column.name for column in result.columns]), result.columns)
+        ]
+        """The result's columns, names made unique (``id``, ``id_2``) as the rows' keys are."""
+        self._names = tuple(column.name for column in self.columns)
+        self._widest = 0
+        self.row_count = 0
+        """Rows encoded so far; final once iteration ends."""
+        self.truncated = False
+        """True once the row limit cut the result (the driver had a row beyond it); final once iteration ends."""
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        """One or more chunks per batch (a new one past ``SLICE_BYTES``), pieces joined by the separator."""
+        batches = self._result.batches()
+        try:
+            async for rows in batches:
+                room = self._row_limit - self.row_count
+                if len(rows) > room:  # a row beyond the limit: the driver had more
+                    self.truncated = True
+                    del rows[room:]
+                async for chunk in self._encode(rows):
+                    yield chunk
+                del rows
+                chunk = b""  # not held while the driver fetches the next batch
+                if self.truncated:
+                    return
+        finally:
+            # Cut at the limit (or left by an error or a cancel): the driver's generator ends now, not when
+            # garbage collected, so its clean-up runs inside run_query's context.
+            closing = getattr(batches, "aclose", None)
+            if closing is not None:
+                await closing()
+
+    async def _encode(self, rows: list[Row]) -> AsyncGenerator[bytes, None]:
+        """Encode ``rows`` a slice at a time, emptying the list as it goes; the event loop runs between slices."""
+        encode, separator = self._encoding.encode, self._encoding.separator
+        report = self._result.encoded
+        parts: list[bytes] = []
+        size = 0
+        while rows:
+            if parts:
+                await asyncio.sleep(0)
+            count = min(self._slice_rows(), len(rows))
+            part = encode(self._names, rows[:count])
+            del rows[:count]  # the values are garbage once encoded: a 60 MB string is not kept twice
+            self._widest = max(self._widest, len(part) // count)
+            self.row_count += count
+            report(count, len(part))
+            parts.append(part)
+            size += len(part)
+            # Small slices are joined (fewer writes); a large one goes out as it is, never copied.
+            if size >= SLICE_BYTES or not rows:
+                yield parts[0] if len(parts) == 1 else separator.join(parts)
+                parts, size = [], 0
+
+    def _slice_rows(self) -> int:
+        """Rows to encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to ``SLICE_ROWS``."""
+        if self._widest == 0:
+            return SLICE_ROWS
+        return max(1, min(SLICE_ROWS, SLICE_BYTES // self._widest))
+

@@ -1,0 +1,159 @@
+"""Connection fields declared by a driver: AddDatabase, PATCH /Database and GetDatabaseData follow the declaration.
+
+The driver here is PostgreSQL on the test server reached by database name only
+(it knows the server itself), installed through the ``dbgateway.drivers``
+entry-point group as a package would be, so every request goes through real
+HTTP to a real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import structlog
+from aiohttp.test_utils import TestClient
+
+from drivers.postgres import PostgresDriver, PostgresPool
+from gateway import driver_loader
+from gateway.connection_fields import (
+    DEFAULT_CONNECTION_FIELDS,
+    ConnectionData,
+    ConnectionField,
+    FieldKind,
+    connection_parameters,
+)
+from gateway.driver_loader import DriverCatalog
+from gateway.driver_protocol import PoolLimits
+from support import admin_headers, database_from, error_of, registry_path, server_parameters, success_of
+
+LOCAL_TYPE = "pglocal"
+
+
+class LocalPostgresDriver(PostgresDriver):
+    """PostgreSQL on the test server, given only the database's name; remembers what the gateway handed it."""
+
+    base_type = LOCAL_TYPE
+    connection_fields = (ConnectionField("database", FieldKind.TEXT, description="A database of the test server"),)
+    received: list[ConnectionData] = []
+
+    def open_pool(
+        self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger
+    ) -> PostgresPool:
+        LocalPostgresDriver.received.append(connection)
+        server = server_parameters()
+        full = ConnectionData(server["ip"], int(server["port"]), connection.database, server["username"], server["password"])
+        return super().open_pool(full, limits, logger)
+
+
+@pytest.fixture(autouse=True)
+def local_driver_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_entry_points = driver_loader.entry_points
+    installed = EntryPoint(LOCAL_TYPE, f"{__name__}:LocalPostgresDriver", driver_loader.ENTRY_POINT_GROUP)
+
+    def with_local_driver(*, group: str) -> list[EntryPoint]:
+        return [*real_entry_points(group=group), installed]
+
+    monkeypatch.setattr(driver_loader, "entry_points", with_local_driver)
+    LocalPostgresDriver.received.clear()
+
+
+@pytest.fixture(scope="module")
+def local_database() -> Iterator[str]:
+    with database_from("CREATE TABLE public.t (id integer)") as name:
+        yield name
+
+
+def add(client: TestClient, **parameters: str) -> Any:
+    return client.put("/Database", params={"local_database_name": "local", **parameters}, headers=admin_headers())
+
+
+async def test_a_database_of_a_driver_with_fewer_fields_keeps_and_answers_only_those(
+    gateway: TestClient, local_database: str
+) -> None:
+    """AddDatabase needs only the declared field; the driver gets only it; GetDatabaseData answers only it."""
+    await success_of(await add(gateway, base_type=LOCAL_TYPE, database=local_database))
+    assert LocalPostgresDriver.received[-1] == ConnectionData(database=local_database)
+    answer = await success_of(await gateway.get("/Database", params={"local_database_name": "local"}, headers=admin_headers()))
+    assert answer == [{"status": "success", "local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
+    stored = json.loads(Path(registry_path(gateway)).read_text())["databases"]
+    assert stored == [{"local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
+
+
+async def test_the_registry_holding_such_a_database_loads_again(
+    make_gateway: Any, tmp_path: Path, local_database: str
+) -> None:
+    """A registry file whose database has no host, port, username or password loads in a new gateway."""
+    first = await make_gateway()
+    await success_of(await add(first, base_type=LOCAL_TYPE, database=local_database))
+    second = await make_gateway()
+    answer = await success_of(await second.get("/Database", params={"local_database_name": "local"}, headers=admin_headers()))
+    assert answer[0]["database"] == local_database and "ip" not in answer[0]
+
+
+@pytest.mark.parametrize("undeclared", ["ip", "port", "username", "password"])
+async def test_add_database_refuses_a_field_the_driver_does_not_declare(
+    gateway: TestClient, local_database: str, undeclared: str
+) -> None:
+    """Any connection field the driver does not declare is 400 naming the driver's fields; nothing is registered."""
+    value = {"ip": "127.0.0.1", "port": "5432", "username": "postgres", "password": "x"}[undeclared]
+    response = await add(gateway, base_type=LOCAL_TYPE, database=local_database, **{undeclared: value})
+    assert response.status == 400
+    body = await error_of(response)
+    assert body["error"] == "bad_request"
+    assert body["message"] == (
+        f"parameter {undeclared!r} is not a connection field of base_type {LOCAL_TYPE!r}; its fields are: database"
+    )
+    assert LocalPostgresDriver.received == []
+
+
+async def test_add_database_requires_the_declared_field(gateway: TestClient) -> None:
+    response = await add(gateway, base_type=LOCAL_TYPE)
+    assert response.status == 400
+    assert (await error_of(response))["message"] == "parameter 'database' is required"
+
+
+async def test_patch_changes_declared_fields_only(gateway: TestClient, local_database: str) -> None:
+    """PATCH /Database refuses an undeclared field and changes a declared one."""
+    await success_of(await add(gateway, base_type=LOCAL_TYPE, database=local_database))
+    params = {"local_database_name": "local", "port": "5433"}
+    response = await gateway.patch("/Database", params=params, headers=admin_headers())
+    assert response.status == 400
+    assert "its fields are: database" in (await error_of(response))["message"]
+    params = {"local_database_name": "local", "database": local_database}
+    answer = await success_of(await gateway.patch("/Database", params=params, headers=admin_headers()))
+    assert answer == [{"status": "success", "local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
+
+
+def test_a_declaration_the_registry_cannot_hold_is_refused() -> None:
+    """A field outside the five slots, or a secret other than password, makes the driver unusable."""
+
+    class Odd(PostgresDriver):
+        connection_fields = (ConnectionField("path", FieldKind.TEXT),)
+
+    class LeakyPassword(PostgresDriver):
+        connection_fields = (ConnectionField("password", FieldKind.TEXT),)
+
+    for driver in (Odd(), LeakyPassword()):
+        with pytest.raises(ValueError, match="connection field"):
+            DriverCatalog({"odd": driver})
+
+
+def test_connection_parameters_list_each_field_once() -> None:
+    """The fields of all drivers, in slot order; required only where every driver requires it."""
+    fields = connection_parameters([PostgresDriver(), LocalPostgresDriver()])
+    assert [field.name for field in fields] == ["ip", "port", "database", "username", "password"]
+    assert fields == list(DEFAULT_CONNECTION_FIELDS)
+    optional_database = ConnectionField("database", FieldKind.TEXT, required=False)
+
+    class Optional(PostgresDriver):
+        connection_fields = (optional_database,)
+
+    assert connection_parameters([LocalPostgresDriver(), Optional()]) == [
+        attrs.evolve(LocalPostgresDriver.connection_fields[0], required=False)
+    ]
