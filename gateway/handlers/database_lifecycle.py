@@ -13,27 +13,56 @@ import attrs
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.auth import require_admin
+from gateway.connection_fields import (
+    CONNECTION_FIELDS,
+    DATABASE_DATA,
+    base_type,
+    database_data,
+    document_connection_parameters,
+    read_connection_changes,
+    valid_connection_text,
+    valid_host,
+    valid_port,
+)
 from gateway.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
-from gateway.handlers.databases import database_data, valid_connection_text, valid_host, valid_port
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.keys import AUDITOR, LOGGER, POOLS, REGISTRY
+from gateway.named_inputs import DatabaseNameInputs, local_database_name
+from gateway.openapi_schemas import COUNT, NAME_LIST, TEXT, Component, one_element_array, success_object
+from gateway.operations import (
+    ACCESS_DENIED,
+    BAD_INPUT,
+    DATABASE_NOT_FOUND,
+    PAYLOAD_TOO_LARGE,
+    REGISTRY_WRITE,
+    UPSTREAM_UNAVAILABLE,
+    Access,
+    Operation,
+    json_answer,
+)
+from gateway.parameters import parameter_group
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.registry.models import DatabaseRemoval
 from gateway.responses import success
 
-CHANGEABLE_FIELDS = ("ip", "port", "database", "username", "password")
-"""PATCH /Database parameters, in the specification's spelling (``ip`` is the record's ``host``)."""
+
+@attrs.frozen(kw_only=True)
+class ConnectionChanges:
+    """UpdateDatabase's inputs."""
+
+    changes: dict[str, str] = parameter_group(document_connection_parameters, read_connection_changes)
+    """The connection fields given, by name, as given (checked once the database is known)."""
+    local_database_name: str = local_database_name()
+    """The database."""
+    base_type: str | None = base_type(required=False)
+    """May be given, but not changed."""
 
 
-async def unregister_database(request: web.Request) -> web.Response:
+async def unregister_database(request: web.Request, inputs: DatabaseNameInputs) -> web.Response:
     """Remove a database with its tables and every grant on them, and close its pool."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    local_name = inputs.require("local_database_name")
+    local_name = inputs.local_database_name
 
     def unregister(state: RegistryState) -> tuple[RegistryState, DatabaseRemoval]:
         return state.without_database(local_name)
@@ -51,15 +80,13 @@ async def unregister_database(request: web.Request) -> web.Response:
     )
 
 
-async def refresh_database(request: web.Request) -> web.Response:
+async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> web.Response:
     """Read the database's catalog again: new tables get default names, dropped ones go with their grants.
 
     The database's pool is replaced, so the driver re-reads what it caches from the catalog too.
     """
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    local_name = inputs.require("local_database_name")
+    local_name = inputs.local_database_name
     record = app[REGISTRY].state.database(local_name)
     # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
     # allowlist) is derived again, as on registration.
@@ -85,23 +112,18 @@ async def refresh_database(request: web.Request) -> web.Response:
     )
 
 
-async def update_database(request: web.Request) -> web.Response:
+async def update_database(request: web.Request, inputs: ConnectionChanges) -> web.Response:
     """Change connection data (e.g. a rotated password) once a connection with the new data succeeds."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
-    app[REDACTOR].add(inputs.get("password"))  # before anything can log it
-    local_name = inputs.require("local_database_name")
-    given = {name: inputs.get(name) for name in CHANGEABLE_FIELDS if inputs.get(name) is not None}
-    if not given:
-        raise BadRequest(f"give at least one of {', '.join(CHANGEABLE_FIELDS)} to change")
+    local_name = inputs.local_database_name
+    if not inputs.changes:
+        raise BadRequest(f"give at least one of {', '.join(CONNECTION_FIELDS)} to change")
     current = app[REGISTRY].state.database(local_name)
-    base_type = inputs.get("base_type")
-    if base_type is not None and base_type != current.base_type:
+    if inputs.base_type is not None and inputs.base_type != current.base_type:
         raise BadRequest(
             f"parameter 'base_type' cannot change from {current.base_type!r}; unregister the database and add it again"
         )
-    record = _changed_record(current, inputs)
+    record = _changed_record(current, inputs.changes)
     async with app[POOLS].on_trial(record) as pool:
         await pool.check()
         await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
@@ -123,16 +145,16 @@ def _warn_about_inheritance_children(app: web.Application, local_name: str, cata
         warn_children_not_granted(app[LOGGER], table, descendants, granted_refs, granted_to="any token")
 
 
-def _changed_record(current: DatabaseRecord, inputs: RequestInputs) -> DatabaseRecord:
+def _changed_record(current: DatabaseRecord, given: dict[str, str]) -> DatabaseRecord:
     changes: dict[str, Any] = {}
-    if (host := inputs.get("ip")) is not None:
+    if (host := given.get("ip")) is not None:
         changes["host"] = valid_host(_not_empty("ip", host))
-    if (port := inputs.get("port")) is not None:
+    if (port := given.get("port")) is not None:
         changes["port"] = valid_port(port)
     for name in ("database", "username"):
-        if (value := inputs.get(name)) is not None:
+        if (value := given.get(name)) is not None:
             changes[name] = valid_connection_text(name, _not_empty(name, value))
-    if (password := inputs.get("password")) is not None:
+    if (password := given.get("password")) is not None:
         # Empty is allowed, as in AddDatabase (trust or peer authentication).
         changes["password"] = valid_connection_text("password", password)
     return attrs.evolve(current, **changes)
@@ -149,3 +171,70 @@ def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     names = {"host": "ip", "port": "port", "database": "database", "username": "username", "password": "password"}
     return sorted(name for field, name in names.items() if getattr(old, field) != getattr(new, field))
 
+
+
+OPERATIONS = (
+    Operation(
+        "RefreshDatabase",
+        ("POST",),
+        "/Database",
+        refresh_database,
+        Access.ADMIN,
+        "Re-read a database's catalog: add new tables, remove dropped ones (and their grants)",
+        description="Renamed local names and grants on kept tables stay. Nothing changes when the database "
+        "cannot be reached.",
+        inputs=DatabaseNameInputs,
+        answers={
+            200: json_answer(
+                "What changed",
+                Component(
+                    "DatabaseRefreshed",
+                    one_element_array(
+                        success_object(local_name=TEXT, added=NAME_LIST, removed=NAME_LIST, unchanged=COUNT)
+                    ),
+                ),
+            )
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, DATABASE_NOT_FOUND, UPSTREAM_UNAVAILABLE),
+    ),
+    Operation(
+        "UpdateDatabase",
+        ("PATCH",),
+        "/Database",
+        update_database,
+        Access.ADMIN,
+        "Change a database's connection data (e.g. a rotated password), verified by connecting first",
+        description="local_database_name is required; give at least one of ip, port, database, username, "
+        "password. base_type cannot change. Nothing is saved when the new data cannot connect.",
+        inputs=ConnectionChanges,
+        body=True,
+        answers={200: json_answer("The new connection data", DATABASE_DATA)},
+        errors=(
+            *REGISTRY_WRITE,
+            BAD_INPUT,
+            ACCESS_DENIED,
+            DATABASE_NOT_FOUND,
+            PAYLOAD_TOO_LARGE,
+            UPSTREAM_UNAVAILABLE,
+        ),
+    ),
+    Operation(
+        "UnregisterDatabase",
+        ("DELETE",),
+        "/Database",
+        unregister_database,
+        Access.ADMIN,
+        "Unregister a database: its tables and every grant on them go, its pool closes",
+        inputs=DatabaseNameInputs,
+        answers={
+            200: json_answer(
+                "Unregistered",
+                Component(
+                    "DatabaseUnregistered",
+                    one_element_array(success_object(local_name=TEXT, removed_tables=COUNT, removed_grants=COUNT)),
+                ),
+            )
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, DATABASE_NOT_FOUND),
+    ),
+)
