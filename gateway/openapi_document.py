@@ -42,8 +42,8 @@ with an `Allow` header. Bodies over `max_body_bytes` answer 413 `payload_too_lar
 - No answer ever carries a database password or a whole token.
 """
 
-ADMIN_SECURITY = [{"admin_token": []}, {"Admin-Token": []}]
-USER_SECURITY = [{"user_token": []}, {"User-Token": []}]
+ADMIN_SECURITY: list[dict[str, list[str]]] = [{"admin_token": []}, {"Admin-Token": []}]
+USER_SECURITY: list[dict[str, list[str]]] = [{"user_token": []}, {"User-Token": []}]
 SECURITY: dict[Access, list[dict[str, list[str]]]] = {
     Access.PUBLIC: [],
     Access.ADMIN: ADMIN_SECURITY,
@@ -142,7 +142,8 @@ class _Builder:
             entry["description"] = operation.description
         entry["security"] = SECURITY[operation.access_for(self.context.config)]
         if operation.inputs is not None:
-            parameters, body_fields = [], {}
+            parameters: list[Schema] = []
+            body_fields: dict[str, Any] = {}
             for name, declared in documented_parameters(operation.inputs, self.context):
                 if declared.source is Source.QUERY:
                     parameter = {

@@ -16,7 +16,15 @@ from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext
 from openapi_contract import ResponseContract, canonical_path, default_document
-from support import GatewayFactory, admin_headers, create_database, drop_database, register_database
+from support import (
+    GatewayFactory,
+    admin_headers,
+    create_database,
+    drop_database,
+    grant,
+    register_database,
+    user_headers,
+)
 
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
@@ -219,3 +227,51 @@ async def test_suite_answers_are_checked(make_gateway: GatewayFactory) -> None:
     assert len(problems) == 1 and "/Database/list" in problems[0]
     problems.clear()  # recorded as it should be; the fixture must not fail this test for it
 
+
+
+async def test_suite_requests_are_checked(make_gateway: GatewayFactory) -> None:
+    """A request that got a 2xx with an undeclared query parameter, or a value its schema refuses, is recorded."""
+    client = await make_gateway()
+    assert (await client.get("/healthz", params={"verbose": "1"})).status == 200
+    assert (await client.get("/Logs", params={"limit": "3"}, headers=admin_headers())).status == 200
+    assert (await client.get("/Logs", params={"level": "INFO"}, headers=admin_headers())).status == 200
+    assert (await client.get("/readyz", params={"databases": "maybe"})).status == 400  # refused: not checked
+    problems = client.contract_problems  # type: ignore[attr-defined]
+    assert len(problems) == 1 and "'verbose' is not declared" in problems[0], problems
+    client.contract.document["components"]["parameters"]["limit"]["schema"]["maximum"] = 2  # type: ignore[attr-defined]
+    client.contract = ResponseContract(client.contract.document)  # type: ignore[attr-defined]
+    await client.get("/Logs", params={"limit": "3"}, headers=admin_headers())
+    assert len(problems) == 2 and "limit='3'" in problems[1], problems
+    problems.clear()  # recorded as they should be
+
+
+STREAMED_SQL = "CREATE TABLE public.items (id int, pad text); " + (
+    "INSERT INTO public.items SELECT g, repeat('x', 100) FROM generate_series(1, 5000) AS g"
+)
+"""About 600 KB of JSON: more than GetData sends whole (256 KiB), less than the check reads (1 MiB)."""
+
+
+async def test_streamed_answers_are_checked(make_gateway: GatewayFactory) -> None:
+    """A streamed GetData answer's headers are checked at once, its JSON body when the test reads it whole."""
+    client = await make_gateway()
+    strict = orjson.loads(orjson.dumps(client.contract.document))  # type: ignore[attr-defined]
+    strict["components"]["schemas"]["QueryResult"]["items"]["properties"]["data"]["maxItems"] = 10
+    strict["paths"]["/GetData"]["get"]["responses"]["200"]["headers"]["Dbgateway-Row-Count"]["required"] = True
+    database = create_database(STREAMED_SQL)
+    try:
+        await register_database(client, "shop", database)
+        await grant(client, "reader-token-0001", "shop_public_items")
+        client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
+        response = await client.get(
+            "/GetData",
+            params={"local_database_name": "shop", "query": "SELECT id, pad FROM public.items"},
+            headers=user_headers("reader-token-0001"),
+        )
+        assert response.status == 200 and "Content-Length" not in response.headers
+        problems = client.contract_problems  # type: ignore[attr-defined]
+        assert len(problems) == 1 and "Dbgateway-Row-Count is missing" in problems[0], problems
+        assert (await response.json())[0]["row_count"] == 5000  # the check left the body readable
+        assert len(problems) == 2 and "is too long" in problems[1], problems
+    finally:
+        drop_database(database)
+    problems.clear()  # recorded as they should be
