@@ -36,6 +36,7 @@ from gateway.parameters import ReadContext, parameter, parameter_group, required
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.responses import success
 
+
 def valid_name(name: str, text: str | None, context: ReadContext) -> str:
     value = required_text(name, text, context)
     if len(value) > MAX_NAME_LENGTH or not value.isprintable() or value != value.strip():
