@@ -120,7 +120,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     # Every operation is declared beside its handler; the document is built from the same declarations.
     operations = handler_operations()
     add_routes(app, operations, config)
-    app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers.names))
+    app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers))
     setup_middlewares(app)
     app.cleanup_ctx.append(library_logs)
     app.cleanup_ctx.append(measure_loop_lag)

@@ -8,11 +8,12 @@ answer (never the password).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from gateway.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
 from gateway.openapi_schemas import TEXT, Component, one_element_array, success_object
@@ -23,7 +24,7 @@ CONNECTION_FIELDS = ("ip", "port", "database", "username", "password")
 """The connection parameters, in the specification's spelling (``ip`` is the record's ``host``)."""
 
 
-def connection_parameters(driver_names: Sequence[str]) -> dict[str, Parameter]:
+def connection_parameters(drivers: DriverCatalog) -> dict[str, Parameter]:
     """The connection inputs as the document shows them, by name (the same for every driver today)."""
     return {
         "ip": Parameter("Database host name or address, without port."),
@@ -42,7 +43,7 @@ def connection_parameters(driver_names: Sequence[str]) -> dict[str, Parameter]:
 
 
 def document_connection_parameters(context: DocumentContext) -> Mapping[str, Parameter]:
-    return connection_parameters(context.driver_names)
+    return connection_parameters(context.drivers)
 
 
 @attrs.frozen
@@ -113,7 +114,7 @@ def database_data(record: DatabaseRecord) -> dict[str, str]:
 
 
 def base_type_schema(context: DocumentContext) -> dict[str, object]:
-    return {"type": "string", "enum": list(context.driver_names)}
+    return {"type": "string", "enum": context.drivers.names}
 
 
 def base_type(*, required: bool) -> Any:

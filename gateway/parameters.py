@@ -16,12 +16,13 @@ contract's own sentence, which a reader function states directly.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import attrs
 
 from gateway.config import GatewayConfig
+from gateway.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
 from gateway.logbook import SecretRedactor
@@ -36,8 +37,8 @@ class DocumentContext:
 
     config: GatewayConfig
     """Its settings: the limits the document states."""
-    driver_names: Sequence[str]
-    """The ``base_type``s its installed drivers serve."""
+    drivers: DriverCatalog
+    """Its installed drivers, by ``base_type``."""
 
 
 @attrs.frozen

@@ -27,7 +27,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from drivers.postgres import PostgresDriver
 from gateway.config import GatewayConfig
+from gateway.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext
@@ -41,7 +43,7 @@ JSON_MEDIA_TYPES = {"application/json", "text/javascript"}
 @functools.cache
 def default_document() -> dict[str, Any]:
     """The document of a gateway with the default settings and the postgres driver."""
-    return build_document(handler_operations(), DocumentContext(GatewayConfig(), ["postgres"]))
+    return build_document(handler_operations(), DocumentContext(GatewayConfig(), DriverCatalog({"postgres": PostgresDriver({})})))
 
 
 def contract_of(app: web.Application) -> ResponseContract:
