@@ -38,7 +38,7 @@ differently by both, or a query parameter repeated with different values, is 400
 - Success is status 200 with `"status": "success"`. Every other answer is JSON \
 `{"status": "error", "error": "<code>", "message": "<sentence>"}` with the codes each operation lists. \
 An unknown path answers 404 `not_found`; a known path with another method 405 `method_not_allowed` \
-with an `Allow` header. Bodies over `max_body_bytes` answer 413 `payload_too_large`.
+with an `Allow` header. Bodies over {max_body_bytes} bytes (`max_body_bytes`) answer 413 `payload_too_large`.
 - No answer ever carries a database password or a whole token.
 """
 
@@ -190,7 +190,7 @@ def build_document(operations: Sequence[Operation], context: DocumentContext) ->
         "info": {
             "title": "dbgateway",
             "version": __version__,
-            "description": DESCRIPTION,
+            "description": DESCRIPTION.replace("{max_body_bytes}", str(context.config.max_body_bytes)),
             "license": {"name": "MIT", "identifier": "MIT"},
         },
         "servers": [{"url": "/", "description": "The gateway serving this document"}],
