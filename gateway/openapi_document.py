@@ -89,12 +89,15 @@ class _Builder:
         self.responses: dict[str, Schema] = {}
         self.parameters: dict[str, Schema] = {}
 
-    def parameter(self, entry: Schema) -> Schema:
-        """A reference to this parameter object, written once under its name (``name_2``... when names clash)."""
-        key, number = entry["name"], 1
-        while key in self.parameters and self.parameters[key] != entry:
-            number += 1
-            key = f"{entry['name']}_{number}"
+    def parameter(self, entry: Schema, operation_id: str) -> Schema:
+        """A reference to this parameter object, written once under its name.
+
+        Another parameter of the same name is written as ``<name>.<operationId>`` of the first operation taking it.
+        """
+        key = entry["name"]
+        if self.parameters.get(key, entry) != entry:
+            same = [k for k, v in self.parameters.items() if v == entry and k.startswith(f"{key}.")]
+            key = same[0] if same else f"{key}.{operation_id}"
         self.parameters[key] = entry
         return ref("parameters", key)
 
@@ -153,7 +156,7 @@ class _Builder:
                         "schema": self.schema(resolve(declared.schema, self.context)),
                         "description": declared.description,
                     }
-                    parameters.append(self.parameter(parameter))
+                    parameters.append(self.parameter(parameter, operation_id))
                 if operation.body:
                     body_fields.setdefault(name, self.schema(body_schema(declared, self.context)))  # the first wins
             if parameters:
