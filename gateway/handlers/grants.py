@@ -41,7 +41,7 @@ class NewGrant:
 
 
 @attrs.frozen(kw_only=True)
-class GrantInputs:
+class Revocation:
     """RevokeTableAccess's inputs: a token granted before ``min_user_token_length`` was raised is still found."""
 
     user_token: str = user_token()
@@ -104,7 +104,7 @@ async def _warn_about_inheritance_children(app: web.Application, table: TableRec
     )
 
 
-async def revoke_table_access(request: web.Request, inputs: GrantInputs) -> web.Response:
+async def revoke_table_access(request: web.Request, inputs: Revocation) -> web.Response:
     """Take one table from the ``user_token`` parameter; revoking what was not granted answers ``revoked: false``."""
     app = request.app
     user_token, identification = inputs.user_token, inputs.identification
@@ -173,7 +173,7 @@ OPERATIONS = (
         revoke_table_access,
         Access.ADMIN,
         "Take a grant back; the same parameters as the grant",
-        inputs=GrantInputs,
+        inputs=Revocation,
         answers={
             200: json_answer(
                 "Revoked, or there was no such grant",
