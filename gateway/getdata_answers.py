@@ -74,5 +74,6 @@ GETDATA_ANSWER = Answer(
         },
     },
     headers=GETDATA_HEADERS,
+    streamed=True,
 )
 

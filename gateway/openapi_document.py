@@ -137,6 +137,8 @@ class _Builder:
         if answer.headers:
             entry["headers"] = dict(answer.headers)
         entry["content"] = content
+        if answer.streamed:
+            entry["x-streamed"] = True
         return entry
 
     def operation(self, operation: Operation, operation_id: str, summary: str) -> Schema:

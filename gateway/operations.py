@@ -61,6 +61,8 @@ class Answer:
     """Header objects by name; ``required`` ones are on every such answer."""
     example: Any = None
     """An example JSON body, shown under the first media type."""
+    streamed: bool = False
+    """May be sent chunked, without a Content-Length, while it is produced (``x-streamed`` in the document)."""
 
 
 def json_answer(description: str, schema: Any, example: Any = None) -> Answer:

@@ -8,7 +8,8 @@ schema the document gives for (path, method, status, media type). A request
 that got a 2xx must have sent only declared query parameters with valid
 values, and a body the operation declares (other body fields are ignored, as the gateway does). A streamed answer (no
 Content-Length, or larger than ``MAX_CHECKED_BODY_BYTES``) is checked at once
-for status, media type and headers; its JSON body is checked when the test
+for status, media type and headers (only an answer declared ``x-streamed`` may
+come without a Content-Length); its JSON body is checked when the test
 reads it whole, if it is not larger than the cap. What breaks the document is
 reported when the test ends. Unknown paths and methods (404 ``not_found``, 405)
 are checked against the generic error body.
@@ -99,6 +100,8 @@ class ResponseContract:
         if media_type not in content:
             return [f"{where}: content type {media_type!r} is not documented (documented: {sorted(content)})"]
         problems = []
+        if "Content-Length" not in headers and not response.get("x-streamed"):
+            problems.append(f"{where}: sent without a Content-Length, but the answer is not declared streamed")
         for name, header in response.get("headers", {}).items():
             value = headers.get(name)
             if value is None:

@@ -274,6 +274,14 @@ async def test_streamed_answers_are_checked(make_gateway: GatewayFactory) -> Non
         assert len(problems) == 1 and "Dbgateway-Row-Count is missing" in problems[0], problems
         assert (await response.json())[0]["row_count"] == 5000  # the check left the body readable
         assert len(problems) == 2 and "is too long" in problems[1], problems
+        del strict["paths"]["/GetData"]["get"]["responses"]["200"]["x-streamed"]
+        client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
+        await client.get(
+            "/GetData",
+            params={"local_database_name": "shop", "query": "SELECT id, pad FROM public.items"},
+            headers=user_headers("reader-token-0001"),
+        )
+        assert "not declared streamed" in problems[2], problems
     finally:
         drop_database(database)
     problems.clear()  # recorded as they should be
