@@ -45,6 +45,8 @@ from gateway.parameters import (
 from gateway.registry import DatabaseRecord
 
 PORT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 65535}
+PORT_TEXT = {"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."}
+"""How GetDatabaseData answers the port."""
 
 # -- the document ----------------------------------------------------------------------------------
 
@@ -115,7 +117,7 @@ DATABASE_DATA = Component(
                     "status": SUCCESS_STATUS,
                     "local_name": TEXT,
                     "ip": TEXT,
-                    "port": {"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."},
+                    "port": PORT_TEXT,
                     "username": TEXT,
                     "database": TEXT,
                     "base_type": TEXT,
@@ -180,7 +182,7 @@ def _new_connection(raw: RequestInputs, fields: tuple[ConnectionField, ...]) -> 
 
 
 def read_connection_changes(raw: RequestInputs, context: ReadContext) -> dict[str, str]:
-    """UpdateDatabase's connection fields as given, by name (``changed_connection`` checks them once the database is known)."""
+    """UpdateDatabase's connection fields as given, by name; ``changed_connection`` checks them later."""
     return {name: text for name in SLOTS if (text := raw.get(name)) is not None}
 
 

@@ -3,10 +3,11 @@
 Each field of an inputs class carries a ``Parameter`` (one named input: how
 its text is read and checked, and its OpenAPI schema, limits taken from the
 running gateway's config) or a ``ParameterGroup`` (several inputs read
-together, e.g. a database's connection fields). ``read_declared`` reads them in
-field order from the query string and, for operations with a body, the JSON
-body (``gateway.inputs``), raising the contract's 400s; the handler receives the
-instance. An inputs class with a ``from_inputs`` classmethod reads itself (its
+together, e.g. a database's connection fields, checked against the installed
+drivers). ``read_declared`` first hands every secret input to the log redactor,
+then reads them in field order from the query string and, for operations with a
+body, the JSON body (``gateway.inputs``), raising the contract's 400s; the
+handler receives the instance. An inputs class with a ``from_inputs`` classmethod reads itself (its
 fields still document it).
 
 cattrs is not used for the reading: every message a client sees is the
