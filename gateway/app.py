@@ -1,4 +1,4 @@
-"""The app factory: ``create_app(config)`` wires registry, drivers, pools, logs, routes and middlewares."""
+"""The app factory: ``create_app(config)`` wires registry, drivers, pools, logs, operations and middlewares."""
 
 from __future__ import annotations
 
@@ -14,18 +14,6 @@ from gateway.audit_file import AuditFile
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
-from gateway.handlers import (
-    data,
-    database_lifecycle,
-    databases,
-    grants,
-    health,
-    index,
-    logs,
-    openapi,
-    tables,
-    tokens,
-)
 from gateway.keys import (
     ADMIN_TOKEN,
     CONFIG,
@@ -44,45 +32,13 @@ from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_loggers, wan
 from gateway.loop_lag import measure_loop_lag
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
+from gateway.openapi_document import OPENAPI_DOCUMENT, ServedDocument
+from gateway.operations import add_routes, handler_operations
+from gateway.parameters import DocumentContext
 from gateway.pools import DatabasePools
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
-
-# (method, path, handler); every path but / is also served with a trailing slash.
-ROUTES: list[tuple[str, str, Any]] = [
-    ("GET", "/", index.index),
-    ("PUT", "/Database", databases.add_database),
-    ("GET", "/Database", databases.get_database),
-    ("GET", "/Database/list", databases.list_databases_or_tables),
-    ("GET", "/Database/List", databases.list_databases_or_tables),
-    ("POST", "/Table", tables.change_local_table_name),
-    ("GET", "/Table", tables.get_table_data),
-    ("GET", "/Table/list", tables.list_tables),
-    ("GET", "/Table/List", tables.list_tables),
-    ("POST", "/GrantTableAccess", grants.grant_table_access),
-    ("DELETE", "/GrantTableAccess", grants.revoke_table_access),
-    ("GET", "/GrantTableAccess", grants.list_grants),
-    ("PUT", "/UserToken", tokens.mint_user_token),
-    ("DELETE", "/Database", database_lifecycle.unregister_database),
-    ("POST", "/Database", database_lifecycle.refresh_database),
-    ("PATCH", "/Database", database_lifecycle.update_database),
-    ("GET", "/Logs", logs.read_logs),
-    ("GET", "/GetData", data.get_data),
-    ("POST", "/GetData", data.get_data),
-    ("GET", "/openapi.json", openapi.openapi_document),
-    ("GET", "/healthz", health.healthz),
-    ("GET", "/readyz", health.readyz),
-    ("GET", "/metrics", health.metrics),
-]
-
-
-def setup_routes(app: web.Application) -> None:
-    for method, path, handler in ROUTES:
-        app.router.add_route(method, path, handler)
-        if path != "/":
-            app.router.add_route(method, path + "/", handler)
-
 
 def setup_middlewares(app: web.Application) -> None:
     # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
@@ -164,7 +120,10 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[REDACTOR] = redactor
     app[REQUEST_TASKS] = RequestTasks()
     app[AUDITOR] = auditor
-    setup_routes(app)
+    # Every operation is declared beside its handler; the document is built from the same declarations.
+    operations = handler_operations()
+    add_routes(app, operations, config)
+    app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers))
     setup_middlewares(app)
     app.cleanup_ctx.append(library_logs)
     app.cleanup_ctx.append(measure_loop_lag)

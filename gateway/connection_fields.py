@@ -1,11 +1,10 @@
-"""The connection fields a driver declares, and reading AddDatabase / PATCH /Database inputs against them.
+"""The connection fields a driver declares: what AddDatabase / PATCH /Database may take for its databases.
 
 A driver names the AddDatabase parameters its databases need
-(``Driver.connection_fields``); the gateway checks the inputs against that
-declaration, stores only what was declared, and answers only that (never a
-secret). ``connection_parameters`` lists every field of the installed drivers
-(for the OpenAPI description and the redactor); ``new_connection`` and
-``changed_connection`` are the only places that read connection inputs.
+(``Driver.connection_fields``); ``gateway.connection_inputs`` reads the inputs
+against that declaration, stores only what was declared, answers only that
+(never a secret) and documents the fields of the installed drivers
+(``connection_parameters``) as the operations' parameters.
 
 The registry keeps a database's connection in five slots (``ConnectionData``),
 so a driver declares a subset of them: ``ip`` (kind ``HOST``), ``port``
@@ -19,16 +18,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
-from gateway.errors import BadRequest
-
 if TYPE_CHECKING:
-    from gateway.driver_loader import DriverCatalog
     from gateway.driver_protocol import Driver
-    from gateway.inputs import RequestInputs
 
 
 class FieldKind(enum.Enum):
@@ -126,98 +121,3 @@ def connection_parameters(drivers: Iterable[Driver]) -> list[ConnectionField]:
 
 SECRET_PARAMETERS = ("password",)
 """The parameters a driver may declare secret: the handlers hand their values to the log redactor first."""
-
-
-def new_connection(inputs: RequestInputs, drivers: DriverCatalog) -> tuple[str, ConnectionData]:
-    """AddDatabase's ``base_type`` and connection: every required field present and valid, none undeclared.
-
-    With ``base_type`` missing or not served, the fields are checked as
-    ``DEFAULT_CONNECTION_FIELDS`` first, so a request missing several parameters
-    is told the same first one as before drivers declared their fields.
-    """
-    given_type = inputs.get("base_type")
-    served = given_type if given_type is not None and given_type in drivers.names else None
-    fields = DEFAULT_CONNECTION_FIELDS if served is None else drivers.connection_fields(served)
-    connection = _new_connection(inputs, fields, served)
-    base_type = inputs.require("base_type")
-    drivers.get(base_type)  # UnsupportedBaseType naming the served ones
-    return base_type, connection
-
-
-def _new_connection(inputs: RequestInputs, fields: tuple[ConnectionField, ...], base_type: str | None) -> ConnectionData:
-    if base_type is not None:
-        _refuse_undeclared(inputs, fields, base_type)
-    values: dict[str, Any] = {}
-    for field in fields:
-        text = inputs.require(field.name) if field.required else inputs.get(field.name)
-        if text is None:
-            values[SLOTS[field.name]] = None if field.kind is FieldKind.PORT else ""
-        else:
-            values[SLOTS[field.name]] = _valid(field, text)
-    return ConnectionData(**values)
-
-
-def changed_connection(inputs: RequestInputs, drivers: DriverCatalog, base_type: str, current: ConnectionData) -> ConnectionData:
-    """PATCH /Database's connection: ``current`` with the declared fields given changed (a secret may be empty)."""
-    fields = drivers.connection_fields(base_type)
-    _refuse_undeclared(inputs, fields, base_type)
-    changes: dict[str, Any] = {}
-    for field in fields:
-        text = inputs.get(field.name)
-        if text is None:
-            continue
-        if not text and not field.secret and field.kind is not FieldKind.PORT:
-            raise BadRequest(f"parameter {field.name!r} must not be empty")
-        changes[SLOTS[field.name]] = _valid(field, text)
-    return attrs.evolve(current, **changes)
-
-
-def answered_fields(connection: ConnectionData) -> dict[str, str]:
-    """GetDatabaseData's connection fields: those the database has, never a secret, in the contract's order."""
-    answer: dict[str, str] = {}
-    for name in ("ip", "port", "username", "database"):
-        value = getattr(connection, SLOTS[name])
-        if value is not None:
-            answer[name] = str(value)
-    return answer
-
-
-def _refuse_undeclared(inputs: RequestInputs, fields: tuple[ConnectionField, ...], base_type: str) -> None:
-    declared = {field.name for field in fields}
-    for name in SLOTS:
-        if name not in declared and inputs.get(name) is not None:
-            raise BadRequest(
-                f"parameter {name!r} is not a connection field of base_type {base_type!r};"
-                f" its fields are: {', '.join(field.name for field in fields) or 'none'}"
-            )
-
-
-def _valid(field: ConnectionField, text: str) -> Any:
-    if field.kind is FieldKind.PORT:
-        return valid_port(field.name, text)
-    if field.kind is FieldKind.HOST:
-        return valid_host(field.name, text)
-    return valid_connection_text(field.name, text)
-
-
-def valid_host(parameter: str, value: str) -> str:
-    if not value.isprintable() or any(c.isspace() for c in value) or "/" in value:
-        raise BadRequest(f"parameter {parameter!r} must be a host name or address without port, spaces or slashes")
-    return value
-
-
-def valid_connection_text(parameter: str, value: str) -> str:
-    """Text a driver can pass on: libpq (and most client libraries) cannot carry a NUL character."""
-    if "\x00" in value:
-        raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
-    return value
-
-
-def valid_port(parameter: str, value: str) -> int:
-    try:
-        port = int(value.strip())
-    except ValueError:
-        port = 0
-    if not 1 <= port <= 65535 or not value.strip().isdigit():
-        raise BadRequest(f"parameter {parameter!r} must be an integer from 1 to 65535, got {value!r}")
-    return port

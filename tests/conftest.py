@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
 from drivers.postgres.query_policy import QueryPolicy
 from gateway.app import create_app, server_options
-from openapi_contract import ContractCheckedClient, response_contract
+from openapi_contract import ContractCheckedClient
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
 
 CLOSE_TIMEOUT_SECONDS = 60.0
@@ -65,10 +65,10 @@ def scratch_database() -> Iterator[str]:
 async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
     """Start gateways over real HTTP; each call may pass settings. All share ``tmp_path/data`` unless told.
 
-    Every answer is checked against gateway/openapi.json; what breaks the document fails the test at teardown.
+    Every request and answer is checked against the OpenAPI document the gateway serves; what breaks it fails the
+    test at teardown.
     """
     clients: list[ContractCheckedClient] = []
-    contract = response_contract()
 
     async def start(data_dir: Path | None = None, **settings: Any) -> TestClient:
         config = gateway_config(data_dir or tmp_path / "data", **settings)
@@ -77,7 +77,7 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
         server = TestServer(app)
         # TestServer's constructor drops request-handler options; start_server passes them on.
         await server.start_server(**server_options(config))
-        client = ContractCheckedClient(server, contract=contract)
+        client = ContractCheckedClient(server)
         await client.start_server()
         client.log_stream = log_stream  # type: ignore[attr-defined]
         clients.append(client)
@@ -92,7 +92,7 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
             pytest.fail(f"a gateway did not stop within {CLOSE_TIMEOUT_SECONDS} s of closing", pytrace=False)
     problems = [problem for client in clients for problem in client.contract_problems]
     if problems:
-        pytest.fail("answers that break gateway/openapi.json:\n" + "\n".join(problems), pytrace=False)
+        pytest.fail("requests and answers that break the OpenAPI document:\n" + "\n".join(problems), pytrace=False)
 
 
 @pytest.fixture

@@ -1,35 +1,55 @@
-"""Holding every answer the test suite receives to ``gateway/openapi.json``.
+"""Holding every request the test suite sends, and every answer it receives, to the gateway's OpenAPI document.
 
-``conftest.make_gateway`` hands out ``ContractCheckedClient``s: each response
-is checked against the schema the document gives for its (path, method,
-status, media type), and what breaks the document is reported when the test
-ends. Unknown paths and methods (404 ``not_found``, 405) are checked against
-the generic error body.
+``conftest.make_gateway`` hands out ``ContractCheckedClient``s, each checking
+against the document of the app it talks to (``contract_of``: the one that app
+serves at GET /openapi.json, built from its config and drivers). For each
+answer: its status, media type, documented headers, and its body against the
+schema the document gives for (path, method, status, media type). A request
+that got a 2xx must have sent only declared query parameters with valid
+values, and a body the operation declares (other body fields are ignored, as the gateway does). A streamed answer (no
+Content-Length, or larger than ``MAX_CHECKED_BODY_BYTES``) is checked at once
+for status, media type and headers (only an answer declared ``x-streamed`` may
+come without a Content-Length); its JSON body is checked when the test
+reads it whole, if it is not larger than the cap. What breaks the document is
+reported when the test ends. Unknown paths and methods (404 ``not_found``, 405)
+are checked against the generic error body.
 """
 
 from __future__ import annotations
 
 import functools
-from importlib import resources
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from aiohttp import ClientResponse
+from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from drivers.postgres import PostgresDriver
+from gateway.config import GatewayConfig
+from gateway.driver_loader import DriverCatalog
+from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
+from gateway.operations import handler_operations
+from gateway.parameters import DocumentContext
+
 DOCUMENT_URI = "urn:dbgateway:openapi"
 MAX_CHECKED_BODY_BYTES = 1024 * 1024
-"""Larger (or streamed, chunked) answers are not read by the check, so a test still sees them as sent."""
+"""Larger answers are not read by the check, so a test still sees them as sent (a streamed one: when it reads it)."""
 JSON_MEDIA_TYPES = {"application/json", "text/javascript"}
 
 
 @functools.cache
-def openapi_document() -> dict[str, Any]:
-    """The document as the installed package carries it."""
-    return orjson.loads((resources.files("gateway") / "openapi.json").read_bytes())
+def default_document() -> dict[str, Any]:
+    """The document of a gateway with the default settings and the postgres driver."""
+    return build_document(handler_operations(), DocumentContext(GatewayConfig(), DriverCatalog({"postgres": PostgresDriver({})})))
+
+
+def contract_of(app: web.Application) -> ResponseContract:
+    """The contract of the app under test: the document it serves."""
+    return ResponseContract(app[OPENAPI_DOCUMENT].document)
 
 
 def canonical_path(path: str) -> str:
@@ -38,26 +58,66 @@ def canonical_path(path: str) -> str:
 
 
 class ResponseContract:
-    """Which schema an answer must satisfy, and whether it does."""
+    """Which schema a request or an answer must satisfy, and whether it does."""
 
     def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
         self._paths: dict[str, dict[str, Any]] = document["paths"]
-        registry = Registry().with_resource(DOCUMENT_URI, Resource.from_contents(document, DRAFT202012))
-        self._registry = registry
+        self._registry = Registry().with_resource(DOCUMENT_URI, Resource.from_contents(document, DRAFT202012))
         self._generic_error = self._validator({"$ref": f"{DOCUMENT_URI}#/components/schemas/Error"})
 
     def _validator(self, schema: dict[str, Any]) -> Draft202012Validator:
         return Draft202012Validator(schema, registry=self._registry)
 
-    def problems(self, method: str, path: str, status: int, media_type: str, body: bytes) -> list[str]:
-        """What in this answer breaks the document; empty when nothing does."""
+    def _resolved(self, value: dict[str, Any]) -> dict[str, Any]:
+        """An object of the document with its ``$ref`` followed."""
+        while "$ref" in value:
+            node: Any = self.document
+            for part in value["$ref"].removeprefix("#/").split("/"):
+                node = node[part]
+            value = node
+        return value
+
+    def operation(self, method: str, path: str) -> dict[str, Any] | None:
+        return self._paths.get(canonical_path(path), {}).get(method.lower())
+
+    def response(self, method: str, path: str, status: int) -> dict[str, Any] | None:
+        operation = self.operation(method, path)
+        found = None if operation is None else operation["responses"].get(str(status))
+        return None if found is None else self._resolved(found)
+
+    def head_problems(
+        self, method: str, path: str, status: int, media_type: str, headers: Mapping[str, str]
+    ) -> list[str]:
+        """Status, media type and headers of an answer; empty when the document allows them."""
         where = f"{method} {path} -> {status}"
-        operation = self._paths.get(canonical_path(path), {}).get(method.lower())
-        if operation is None:
+        if self.operation(method, path) is None:
+            return [] if media_type == "application/json" else [f"{where}: content type {media_type!r}, expected JSON"]
+        response = self.response(method, path, status)
+        if response is None:
+            return [f"{where}: status {status} is not documented for this operation"]
+        content = response.get("content", {})
+        if media_type not in content:
+            return [f"{where}: content type {media_type!r} is not documented (documented: {sorted(content)})"]
+        problems = []
+        if "Content-Length" not in headers and not response.get("x-streamed"):
+            problems.append(f"{where}: sent without a Content-Length, but the answer is not declared streamed")
+        for name, header in response.get("headers", {}).items():
+            value = headers.get(name)
+            if value is None:
+                if header.get("required"):
+                    problems.append(f"{where}: header {name} is missing")
+                continue
+            problems.extend(f"{where}: header {name}: {p}" for p in self._value_problems(header["schema"], value))
+        return problems
+
+    def problems(self, method: str, path: str, status: int, media_type: str, body: bytes) -> list[str]:
+        """What in this answer's media type and body breaks the document; empty when nothing does."""
+        where = f"{method} {path} -> {status}"
+        if self.operation(method, path) is None:
             # Not an operation: the router's 404 / 405, still in the contract's error shape.
             return self._schema_problems(where, self._generic_error, media_type, body, {"application/json"})
-        template = canonical_path(path).replace("~", "~0").replace("/", "~1")
-        response = operation["responses"].get(str(status))
+        response = self.response(method, path, status)
         if response is None:
             return [f"{where}: status {status} is not documented for this operation; body: {body[:300]!r}"]
         content = response.get("content", {})
@@ -65,9 +125,40 @@ class ResponseContract:
             return [f"{where}: content type {media_type!r} is not documented (documented: {sorted(content)})"]
         if media_type not in JSON_MEDIA_TYPES:
             return []
-        media = media_type.replace("/", "~1")
-        pointer = f"{DOCUMENT_URI}#/paths/{template}/{method.lower()}/responses/{status}/content/{media}/schema"
-        return self._schema_problems(where, self._validator({"$ref": pointer}), media_type, body, JSON_MEDIA_TYPES)
+        validator = self._validator(_absolute(content[media_type]["schema"]))
+        return self._schema_problems(where, validator, media_type, body, JSON_MEDIA_TYPES)
+
+    def request_problems(self, method: str, path: str, query: Mapping[str, str], body: Any) -> list[str]:
+        """What in a request breaks the operation's declared parameters and body; empty when nothing does."""
+        operation = self.operation(method, path)
+        if operation is None:
+            return []
+        where = f"{method} {path} (request)"
+        declared = {p["name"]: p for p in (self._resolved(p) for p in operation.get("parameters", []))}
+        problems = []
+        for name, value in query.items():
+            if name not in declared:
+                problems.append(f"{where}: query parameter {name!r} is not declared (declared: {sorted(declared)})")
+                continue
+            problems.extend(f"{where}: {name}={value!r}: {p}" for p in self._value_problems(declared[name]["schema"], value))
+        if body is not None:
+            request_body = operation.get("requestBody")
+            if request_body is None:
+                return [*problems, f"{where}: a body was sent to an operation that takes none"]
+            schema = request_body["content"]["application/json"]["schema"]
+            validator = self._validator(_absolute(schema))
+            problems.extend(f"{where}: body: {error.message}" for error in validator.iter_errors(body))
+        return problems
+
+    def _value_problems(self, schema: dict[str, Any], text: str) -> list[str]:
+        """A query or header value (text) against its schema; an integer schema takes its digits."""
+        value: Any = text
+        if self._resolved(schema).get("type") == "integer":
+            try:
+                value = int(text)
+            except ValueError:
+                return [f"{text!r} is not an integer"]
+        return [error.message for error in self._validator(_absolute(schema)).iter_errors(value)]
 
     def _schema_problems(
         self, where: str, validator: Draft202012Validator, media_type: str, body: bytes, allowed: set[str]
@@ -84,32 +175,77 @@ class ResponseContract:
         ]
 
 
-@functools.cache
-def response_contract() -> ResponseContract:
-    return ResponseContract(openapi_document())
-
-
 class ContractCheckedClient(TestClient):
-    """A TestClient that checks every answer against the OpenAPI document and remembers what broke it."""
+    """A TestClient that checks every request and answer against the OpenAPI document and remembers what broke it.
 
-    def __init__(self, *args: Any, contract: ResponseContract | None, **kwargs: Any) -> None:
+    ``contract`` None: the document the app under test serves.
+    """
+
+    def __init__(self, *args: Any, contract: ResponseContract | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.contract = contract
+        self.contract = contract if contract is not None else contract_of(self.app)
         self.contract_problems: list[str] = []
 
     async def _request(self, method: str, path: Any, **kwargs: Any) -> ClientResponse:
         response = await super()._request(method, path, **kwargs)
         if self.contract is not None and method.upper() != "HEAD":
-            await self._check(response)
+            await self._check(response, kwargs)
         return response
 
-    async def _check(self, response: ClientResponse) -> None:
+    async def _check(self, response: ClientResponse, sent: dict[str, Any]) -> None:
+        contract = self.contract
+        assert contract is not None
+        method, path, status = response.method, response.url.path, response.status
+        if 200 <= status < 300:
+            query = {name: response.url.query[name] for name in response.url.query}
+            self.contract_problems.extend(contract.request_problems(method, path, query, _sent_body(sent)))
+        self.contract_problems.extend(contract.head_problems(method, path, status, response.content_type, response.headers))
         length = response.headers.get("Content-Length")
         if length is None or not length.isdigit() or int(length) > MAX_CHECKED_BODY_BYTES:
-            return  # streamed or large: reading it here would change what the test sees
+            self._check_when_read(response)  # streamed or large: reading it here would change what the test sees
+            return
         # read() keeps the body, so the test's own .json() / .text() / .read() still get it.
         body = await response.read()
-        assert self.contract is not None
-        self.contract_problems.extend(
-            self.contract.problems(response.method, response.url.path, response.status, response.content_type, body)
-        )
+        self.contract_problems.extend(contract.problems(method, path, status, response.content_type, body))
+
+    def _check_when_read(self, response: ClientResponse) -> None:
+        """Check the body once the test reads it whole (json(), text() and read() all go through read())."""
+        read = response.read
+        contract = self.contract
+        assert contract is not None
+
+        async def read_and_check() -> bytes:
+            body = await read()
+            if len(body) <= MAX_CHECKED_BODY_BYTES:
+                self.contract_problems.extend(
+                    contract.problems(response.method, response.url.path, response.status, response.content_type, body)
+                )
+            response.read = read  # type: ignore[method-assign]  # checked once
+            return body
+
+        response.read = read_and_check  # type: ignore[method-assign]
+
+
+def _sent_body(sent: dict[str, Any]) -> Any:
+    """The JSON body a request carried, if it was one (``json=``, or ``data=`` holding JSON)."""
+    if sent.get("json") is not None:
+        return sent["json"]
+    data = sent.get("data")
+    if isinstance(data, bytes | str) and data.strip():
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return None
+    return None
+
+
+def _absolute(schema: Any) -> Any:
+    """A schema of the document with its references made to point into the registered document."""
+    if isinstance(schema, dict):
+        return {
+            key: (DOCUMENT_URI + value if key == "$ref" and value.startswith("#") else _absolute(value))
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_absolute(item) for item in schema]
+    return schema

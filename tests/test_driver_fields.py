@@ -28,8 +28,17 @@ from gateway.connection_fields import (
     FieldKind,
     connection_parameters,
 )
+from gateway.config import GatewayConfig
+from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
 from gateway.driver_loader import DriverCatalog
 from gateway.driver_protocol import PoolLimits
+from gateway.errors import BadRequest
+from gateway.handlers.databases import NewDatabase
+from gateway.inputs import RequestInputs
+from gateway.logbook import SecretRedactor
+from gateway.openapi_document import build_document
+from gateway.operations import handler_operations
+from gateway.parameters import DocumentContext, Parameter, ReadContext, read_declared
 from support import admin_headers, database_from, error_of, registry_path, server_parameters, success_of
 
 LOCAL_TYPE = "pglocal"
@@ -157,3 +166,42 @@ def test_connection_parameters_list_each_field_once() -> None:
     assert connection_parameters([LocalPostgresDriver(), Optional()]) == [
         attrs.evolve(LocalPostgresDriver.connection_fields[0], required=False)
     ]
+
+
+def connection_documented(*drivers: PostgresDriver, adding: bool = True) -> dict[str, Parameter]:
+    context = DocumentContext(GatewayConfig(), DriverCatalog({driver.base_type: driver for driver in drivers}))
+    return (new_connection_parameters if adding else connection_change_parameters)(context)
+
+
+def test_the_document_takes_the_connection_parameters_from_the_installed_drivers() -> None:
+    """Required only where every installed driver requires the field; port an integer; password secret."""
+    alone = connection_documented(PostgresDriver())
+    assert {name: p.required for name, p in alone.items()} == {
+        "ip": True, "port": True, "database": True, "username": True, "password": False
+    }
+    assert alone["port"].schema == {"type": "integer", "minimum": 1, "maximum": 65535}
+    assert [name for name, p in alone.items() if p.secret] == ["password"]
+    both = connection_documented(PostgresDriver(), LocalPostgresDriver())
+    assert [name for name, p in both.items() if p.required] == ["database"]
+    assert "Only for base_type postgres." in both["ip"].description
+    assert not any(p.required for p in connection_documented(PostgresDriver(), adding=False).values())
+
+
+def test_database_data_requires_no_connection_field() -> None:
+    """GetDatabaseData answers only the declared fields, so the document requires none of them."""
+    catalog = DriverCatalog({"postgres": PostgresDriver(), LOCAL_TYPE: LocalPostgresDriver()})
+    document = build_document(handler_operations(), DocumentContext(GatewayConfig(), catalog))
+    answer = document["components"]["schemas"]["DatabaseData"]["items"]
+    assert answer["required"] == ["status", "local_name", "base_type"]
+    add_database = document["paths"]["/Database"]["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"ip", "port", "database", "username", "password"} <= set(add_database["properties"])
+
+
+def test_a_password_goes_to_the_redactor_before_any_input_is_read() -> None:
+    """AddDatabase reads local_database_name first; its 400 comes after the password is known to the redactor."""
+    redactor = SecretRedactor()
+    context = ReadContext(GatewayConfig(), redactor, DriverCatalog({"postgres": PostgresDriver()}))
+    raw = RequestInputs(query={"password": "pw-Quokka-17", "base_type": "postgres"}, body={})
+    with pytest.raises(BadRequest, match="'local_database_name' is required"):
+        read_declared(NewDatabase, raw, context)
+    assert "pw-Quokka-17" not in redactor.redact_text("login with pw-Quokka-17")

@@ -24,7 +24,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestServer
 
 from gateway.app import create_app, server_options
-from openapi_contract import ContractCheckedClient, response_contract
+from openapi_contract import ContractCheckedClient
 from support import (
     connect,
     database_from,
@@ -400,7 +400,7 @@ async def arena(arena_database: str, tmp_path_factory: pytest.TempPathFactory) -
     config = gateway_config(tmp_path_factory.mktemp("hostile"))
     server = TestServer(create_app(config, log_stream=io.StringIO()))
     await server.start_server(**server_options(config))
-    client = ContractCheckedClient(server, contract=response_contract())
+    client = ContractCheckedClient(server)
     await client.start_server()
     observer = connect(arena_database)
     try:

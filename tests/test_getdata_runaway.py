@@ -26,7 +26,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestServer
 
 from gateway.app import create_app, server_options
-from openapi_contract import ContractCheckedClient, response_contract
+from openapi_contract import ContractCheckedClient
 from support import error_of, gateway_config, grant, register_database, run_sql, user_headers
 from tpch_queries import TPCH_QUERIES, TPCH_TABLES, TPCH_TABLES_SQL
 
@@ -242,7 +242,7 @@ async def analyst(shop_database: str, tmp_path_factory: pytest.TempPathFactory) 
     config = gateway_config(tmp_path_factory.mktemp("runaway"), statement_timeout=STATEMENT_LIMIT)
     server = TestServer(create_app(config, log_stream=io.StringIO()))
     await server.start_server(**server_options(config))
-    client = ContractCheckedClient(server, contract=response_contract())
+    client = ContractCheckedClient(server)
     await client.start_server()
     try:
         await register_database(client, "shop", shop_database)

@@ -1,10 +1,7 @@
-"""The OpenAPI document: valid, served, up to date, and true to the routes and answers of the gateway."""
+"""The OpenAPI document: valid, built from the running gateway's declarations and settings, true to its routes."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -14,10 +11,22 @@ from openapi_spec_validator import validate
 
 import gateway
 from gateway import errors
-from openapi_contract import ResponseContract, canonical_path, openapi_document
-from support import GatewayFactory, admin_headers, create_database, drop_database, register_database
+from gateway.config import GatewayConfig
+from gateway.driver_loader import DriverCatalog
+from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
+from gateway.operations import handler_operations
+from gateway.parameters import DocumentContext
+from openapi_contract import ResponseContract, canonical_path, default_document
+from support import (
+    GatewayFactory,
+    admin_headers,
+    create_database,
+    drop_database,
+    grant,
+    register_database,
+    user_headers,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
 
@@ -50,37 +59,26 @@ def gateway_error_codes() -> set[str]:
 
 
 def test_document_is_a_valid_openapi_3_1_document() -> None:
-    """gateway/openapi.json passes the OpenAPI 3.1 validator."""
-    document = openapi_document()
+    """The document built from the declarations passes the OpenAPI 3.1 validator."""
+    document = default_document()
     assert document["openapi"].startswith("3.1.")
     validate(document)
 
 
-def test_committed_document_is_what_the_builder_writes() -> None:
-    """gateway/openapi.json equals the output of scripts/build_openapi.py (rebuild it after changing either)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        builder = importlib.import_module("build_openapi")
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    committed = (ROOT / "gateway" / "openapi.json").read_text(encoding="utf-8")
-    assert committed == builder.render(builder.build_document()), "run .venv/bin/python scripts/build_openapi.py"
-
-
 def test_document_version_is_the_package_version() -> None:
     """info.version is the gateway's own version."""
-    assert openapi_document()["info"]["version"] == gateway.__version__
+    assert default_document()["info"]["version"] == gateway.__version__
 
 
 def test_documented_error_codes_are_the_gateways_codes() -> None:
     """The ErrorCode enum lists exactly the codes gateway.errors can answer with."""
-    documented = set(openapi_document()["components"]["schemas"]["ErrorCode"]["enum"])
+    documented = set(default_document()["components"]["schemas"]["ErrorCode"]["enum"])
     assert documented == gateway_error_codes()
 
 
 def test_every_operation_documents_its_success_and_internal_error() -> None:
     """Each operation has an operationId, a 200 answer and the 500 internal_error body."""
-    document = openapi_document()
+    document = default_document()
     operation_ids = []
     for method, path in documented_operations(document):
         entry = document["paths"][path][method.lower()]
@@ -95,7 +93,7 @@ NOT_JSON_SUCCESS = {("GET", "/metrics")}
 
 def test_every_success_answer_declares_application_json() -> None:
     """Clients generated from the document (openapi-python-client) parse a 200 only when it is declared JSON."""
-    document = openapi_document()
+    document = default_document()
     for method, path in documented_operations(document) - NOT_JSON_SUCCESS:
         content = document["paths"][path][method.lower()]["responses"]["200"]["content"]
         assert "application/json" in content, (method, path, sorted(content))
@@ -107,7 +105,7 @@ def test_every_success_answer_declares_application_json() -> None:
 async def test_routes_served_are_the_routes_documented(gateway: TestClient) -> None:
     """Every route the app serves is in the document, and every documented operation is served."""
     served = served_operations(gateway)
-    documented = documented_operations(openapi_document())
+    documented = documented_operations(default_document())
     assert served - documented == set(), "served but not documented"
     assert documented - served == set(), "documented but not served"
 
@@ -122,18 +120,50 @@ async def test_every_route_is_served_with_and_without_trailing_slash(gateway: Te
 
 @pytest.mark.parametrize("path", ["/openapi.json", "/openapi.json/"])
 async def test_document_is_served_without_a_token(gateway: TestClient, path: str) -> None:
-    """GET /openapi.json answers the packaged file byte for byte, as JSON, to anyone."""
+    """GET /openapi.json answers the app's document, as JSON, to anyone; with the default settings, the default one."""
     response = await gateway.get(path)
     assert response.status == 200
     assert response.content_type == "application/json"
-    assert await response.read() == (ROOT / "gateway" / "openapi.json").read_bytes()
+    served = orjson.loads(await response.read())
+    assert served == gateway.app[OPENAPI_DOCUMENT].document == default_document()
+
+
+async def test_document_states_the_running_gateways_settings(make_gateway: GatewayFactory) -> None:
+    """Limits come from the app's config: the grant's minimum token length, the query size, /metrics' token."""
+    client = await make_gateway(min_user_token_length=40, max_query_bytes=5000, metrics_require_admin=False)
+    document = orjson.loads(await (await client.get("/openapi.json")).read())
+    validate(document)
+    parameters = document["components"]["parameters"]
+    grant = document["paths"]["/GrantTableAccess"]["post"]["parameters"]
+    token = next(parameters[p["$ref"].rsplit("/", 1)[1]] for p in grant if "user_token" in p["$ref"])
+    assert token["schema"]["minLength"] == 40
+    query = next(p for p in parameters.values() if p["name"] == "query")
+    assert query["schema"]["maxLength"] == 5000
+    assert document["paths"]["/metrics"]["get"]["security"] == []
+    assert document["paths"]["/Logs"]["get"]["security"] != []
+
+
+def test_base_type_lists_the_installed_drivers() -> None:
+    """base_type's enum is the drivers the gateway has, not a list written by hand."""
+    drivers = DriverCatalog({"mysql": object(), "postgres": object()})  # type: ignore[dict-item]
+    document = build_document(handler_operations(), DocumentContext(GatewayConfig(), drivers))
+    assert document["components"]["parameters"]["base_type"]["schema"]["enum"] == ["mysql", "postgres"]
+
+
+def test_error_answers_are_written_once() -> None:
+    """Every error answer of every operation is a reference to components/responses."""
+    document = default_document()
+    for method, path in documented_operations(document):
+        for status, response in document["paths"][path][method.lower()]["responses"].items():
+            if int(status) >= 400 and (method, path, status) != ("GET", "/readyz", "503"):
+                assert set(response) == {"$ref"}, (method, path, status)
 
 
 # -- the answer check the whole suite runs ---------------------------------------------------------
 
 
 def contract_problems(method: str, path: str, status: int, body: Any, media_type: str = "application/json") -> list[str]:
-    return ResponseContract(openapi_document()).problems(method, path, status, media_type, orjson.dumps(body))
+    return ResponseContract(default_document()).problems(method, path, status, media_type, orjson.dumps(body))
 
 
 DATABASE_DATA = {
@@ -185,7 +215,7 @@ def test_answer_check_holds_unknown_paths_to_the_error_body() -> None:
 async def test_suite_answers_are_checked(make_gateway: GatewayFactory) -> None:
     """The suite's clients record an answer that breaks the document (here: one checked against a stricter copy)."""
     client = await make_gateway()
-    strict = orjson.loads(orjson.dumps(openapi_document()))
+    strict = orjson.loads(orjson.dumps(default_document()))
     strict["components"]["schemas"]["NameList"]["properties"]["List"]["maxItems"] = 0
     client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
     database = create_database("CREATE TABLE public.items (id int)")
@@ -199,3 +229,59 @@ async def test_suite_answers_are_checked(make_gateway: GatewayFactory) -> None:
     assert len(problems) == 1 and "/Database/list" in problems[0]
     problems.clear()  # recorded as it should be; the fixture must not fail this test for it
 
+
+
+async def test_suite_requests_are_checked(make_gateway: GatewayFactory) -> None:
+    """A request that got a 2xx with an undeclared query parameter, or a value its schema refuses, is recorded."""
+    client = await make_gateway()
+    assert (await client.get("/healthz", params={"verbose": "1"})).status == 200
+    assert (await client.get("/Logs", params={"limit": "3"}, headers=admin_headers())).status == 200
+    assert (await client.get("/Logs", params={"level": "INFO"}, headers=admin_headers())).status == 200
+    assert (await client.get("/readyz", params={"databases": "maybe"})).status == 400  # refused: not checked
+    problems = client.contract_problems  # type: ignore[attr-defined]
+    assert len(problems) == 1 and "'verbose' is not declared" in problems[0], problems
+    client.contract.document["components"]["parameters"]["limit"]["schema"]["maximum"] = 2  # type: ignore[attr-defined]
+    client.contract = ResponseContract(client.contract.document)  # type: ignore[attr-defined]
+    await client.get("/Logs", params={"limit": "3"}, headers=admin_headers())
+    assert len(problems) == 2 and "limit='3'" in problems[1], problems
+    problems.clear()  # recorded as they should be
+
+
+STREAMED_SQL = "CREATE TABLE public.items (id int, pad text); " + (
+    "INSERT INTO public.items SELECT g, repeat('x', 100) FROM generate_series(1, 5000) AS g"
+)
+"""About 600 KB of JSON: more than GetData sends whole (256 KiB), less than the check reads (1 MiB)."""
+
+
+async def test_streamed_answers_are_checked(make_gateway: GatewayFactory) -> None:
+    """A streamed GetData answer's headers are checked at once, its JSON body when the test reads it whole."""
+    client = await make_gateway()
+    strict = orjson.loads(orjson.dumps(client.contract.document))  # type: ignore[attr-defined]
+    strict["components"]["schemas"]["QueryResult"]["items"]["properties"]["data"]["maxItems"] = 10
+    strict["paths"]["/GetData"]["get"]["responses"]["200"]["headers"]["Dbgateway-Row-Count"]["required"] = True
+    database = create_database(STREAMED_SQL)
+    try:
+        await register_database(client, "shop", database)
+        await grant(client, "reader-token-0001", "shop_public_items")
+        client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
+        response = await client.get(
+            "/GetData",
+            params={"local_database_name": "shop", "query": "SELECT id, pad FROM public.items"},
+            headers=user_headers("reader-token-0001"),
+        )
+        assert response.status == 200 and "Content-Length" not in response.headers
+        problems = client.contract_problems  # type: ignore[attr-defined]
+        assert len(problems) == 1 and "Dbgateway-Row-Count is missing" in problems[0], problems
+        assert (await response.json())[0]["row_count"] == 5000  # the check left the body readable
+        assert len(problems) == 2 and "is too long" in problems[1], problems
+        del strict["paths"]["/GetData"]["get"]["responses"]["200"]["x-streamed"]
+        client.contract = ResponseContract(strict)  # type: ignore[attr-defined]
+        await client.get(
+            "/GetData",
+            params={"local_database_name": "shop", "query": "SELECT id, pad FROM public.items"},
+            headers=user_headers("reader-token-0001"),
+        )
+        assert "not declared streamed" in problems[2], problems
+    finally:
+        drop_database(database)
+    problems.clear()  # recorded as they should be

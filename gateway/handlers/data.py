@@ -20,39 +20,87 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
+import attrs
 from aiohttp import HttpVersion11, web
 
-from gateway.auth import hash_user_token, require_user_token
+from gateway import errors
+from gateway.auth import hash_user_token
 from gateway.driver_protocol import QueryResult
 from gateway.errors import AccessDenied, GatewayError, PayloadTooLarge
-from gateway.inputs import read_inputs
 from gateway.keys import CONFIG, LOGGER, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.metrics import GetDataTally, observe_getdata
+from gateway.named_inputs import local_database_name
+from gateway.getdata_answers import GETDATA_ANSWER, ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
+from gateway.operations import (
+    ACCESS_DENIED,
+    BAD_INPUT,
+    DATABASE_UNAVAILABLE,
+    PAYLOAD_TOO_LARGE,
+    TOKEN_REQUIRED,
+    USER_TOKEN,
+    Access,
+    Operation,
+    Served,
+    error_answer,
+)
+from gateway.parameters import parameter, required_text
 from gateway.responses import getdata_media_type
-from gateway.result_formats import JSON, ResultFormat, choose_format
+from gateway.result_formats import FORMATS, JSON, ResultFormat, choose_format
 from gateway.result_rows import EncodedRows
 
 SMALL_RESULT_BYTES = 256 * 1024
 WRITE_PIECE_BYTES = 1024 * 1024
 """A large chunk of rows is written this much at a time, so the transport never buffers a whole large row."""
 
-ROW_COUNT_HEADER = "Dbgateway-Row-Count"
-"""Rows in an answer sent whole (not on a streamed answer)."""
-TRUNCATED_HEADER = "Dbgateway-Truncated"
-"""``true`` or ``false`` on an answer sent whole: whether the row limit cut the result."""
-ROW_LIMIT_HEADER = "Dbgateway-Row-Limit"
-"""On every answer: the row limit, so a reader of a streamed CSV can tell a result that may be cut."""
+
+GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
+"""The request's tally (``observe_getdata``), which the handler fills."""
+
+FORMAT_NAMES = [candidate.name for candidate in FORMATS]
 
 
-@observe_getdata
-async def get_data(request: web.Request, tally: GetDataTally) -> web.StreamResponse:
+@attrs.frozen(kw_only=True)
+class QueryInputs:
+    """GetData's inputs."""
+
+    local_database_name: str = local_database_name()
+    """The database the query runs in."""
+    query: str = parameter(
+        "One read-only SELECT, every table schema-qualified and granted; at most max_query_bytes bytes.",
+        schema=lambda context: {"type": "string", "minLength": 1, "maxLength": context.config.max_query_bytes},
+        body_schema={"type": "string", "description": "One read-only SELECT; every table schema-qualified and granted."},
+        reader=required_text,
+        required=True,
+    )
+    """The SQL text (its size is checked after the format)."""
+    format: str | None = parameter(
+        "Result format: json (text/javascript), csv (text/csv) or ndjson (application/x-ndjson); wins over "
+        "Accept. Without it, Accept chooses by q-value; an Accept naming none of them gets json.",
+        schema={"type": "string", "enum": FORMAT_NAMES},
+        body_schema={"type": "string", "enum": FORMAT_NAMES, "description": "Result format; wins over the Accept header."},
+    )
+    """The ``format`` input as given; ``choose_format`` reads it with the Accept header."""
+
+
+def _observed(serve: Served) -> Served:
+    """GetData's metrics and audit entry around everything, the token check and the inputs included."""
+
+    @observe_getdata
+    async def observed(request: web.Request, tally: GetDataTally) -> web.StreamResponse:
+        request[GETDATA_TALLY] = tally
+        return await serve(request)
+
+    return observed
+
+
+async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamResponse:
     app = request.app
-    token = require_user_token(request)
+    tally = request[GETDATA_TALLY]
+    token = request[USER_TOKEN]
     config = app[CONFIG]
-    inputs = await read_inputs(request, body_allowed=True, max_body_bytes=config.max_body_bytes)
-    database_name = inputs.require("local_database_name")
-    query = inputs.require("query")
-    result_format = choose_format(inputs.get("format"), request.headers.get("Accept"))
+    database_name = inputs.local_database_name
+    query = inputs.query
+    result_format = choose_format(inputs.format, request.headers.get("Accept"))
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
     tally.query = query
@@ -213,3 +261,48 @@ async def _send_chunk(response: web.StreamResponse, chunk: bytes, seconds: float
 def _cut_off(request: web.Request) -> None:
     if request.transport is not None:
         request.transport.close()
+
+
+OPERATIONS = (
+    Operation(
+        "GetData",
+        ("GET", "POST"),
+        "/GetData",
+        get_data,
+        Access.USER,
+        "Run one read-only SELECT over granted tables (POST: for queries too long for a URL)",
+        description="Inputs from the query string or the JSON body. The result streams as "
+        "`text/javascript; charset=utf-8` holding JSON (the specification's media type, the default), or as "
+        "`application/json; charset=utf-8`, the same body, when the request's `Accept` prefers application/json, "
+        "or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) when the `format` input or the Accept header "
+        "asks; a result over the row limit is cut and marked truncated. "
+        "An error found after the status line was sent cuts the body off (it does not end as its format says). "
+        "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
+        "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
+        "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
+        "answers 422 `result_too_large` (a streamed answer is cut off instead).",
+        inputs=QueryInputs,
+        body=True,
+        answers={200: GETDATA_ANSWER},
+        errors=(
+            BAD_INPUT,
+            error_answer("QueryRefused", "The query was refused", errors.QueryRejected, errors.QueryFailed),
+            TOKEN_REQUIRED,
+            ACCESS_DENIED,
+            PAYLOAD_TOO_LARGE,
+            error_answer(
+                "ResultTooLarge",
+                "A result row is larger than the gateway reads (max_row_bytes, or a fetch's share of its memory budget)",
+                errors.ResultTooLarge,
+            ),
+            error_answer(
+                "TooManyQueries",
+                "The token already runs as many queries on that database as one token may; waited acquire_timeout",
+                errors.TooManyQueries,
+            ),
+            DATABASE_UNAVAILABLE,
+            error_answer("QueryTimeout", "The query ran past the statement time limit", errors.QueryTimeout),
+        ),
+        around=_observed,
+    ),
+)

@@ -7,30 +7,50 @@ it before anything is saved, so a failure leaves the registry as it was.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.auth import require_admin
+from gateway.connection_fields import SLOTS, connection_parameters
+from gateway.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
 from gateway.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
-from gateway.connection_fields import SECRET_PARAMETERS, SLOTS, changed_connection, connection_parameters
-from gateway.handlers.databases import database_data
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, DRIVERS, LOGGER, POOLS, REDACTOR, REGISTRY
+from gateway.keys import AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY
+from gateway.named_inputs import DatabaseNameInputs, local_database_name
+from gateway.openapi_schemas import COUNT, NAME_LIST, TEXT, Component, one_element_array, success_object
+from gateway.operations import (
+    ACCESS_DENIED,
+    BAD_INPUT,
+    DATABASE_NOT_FOUND,
+    PAYLOAD_TOO_LARGE,
+    REGISTRY_WRITE,
+    UPSTREAM_UNAVAILABLE,
+    Access,
+    Operation,
+    json_answer,
+)
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.registry.models import DatabaseRemoval
 from gateway.responses import success
 
-async def unregister_database(request: web.Request) -> web.Response:
+
+@attrs.frozen(kw_only=True)
+class ConnectionChanges:
+    """UpdateDatabase's inputs."""
+
+    local_database_name: str = local_database_name()
+    """The database."""
+    changes: dict[str, str] = connection_changes()
+    """The connection fields given, by name, as given (checked against its driver's once the database is known)."""
+    base_type: str | None = base_type(required=False)
+    """May be given, but not changed."""
+
+
+async def unregister_database(request: web.Request, inputs: DatabaseNameInputs) -> web.Response:
     """Remove a database with its tables and every grant on them, and close its pool."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    local_name = inputs.require("local_database_name")
+    local_name = inputs.local_database_name
 
     def unregister(state: RegistryState) -> tuple[RegistryState, DatabaseRemoval]:
         return state.without_database(local_name)
@@ -48,15 +68,13 @@ async def unregister_database(request: web.Request) -> web.Response:
     )
 
 
-async def refresh_database(request: web.Request) -> web.Response:
+async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> web.Response:
     """Read the database's catalog again: new tables get default names, dropped ones go with their grants.
 
     The database's pool is replaced, so the driver re-reads what it caches from the catalog too.
     """
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    local_name = inputs.require("local_database_name")
+    local_name = inputs.local_database_name
     record = app[REGISTRY].state.database(local_name)
     # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
     # allowlist) is derived again, as on registration.
@@ -82,24 +100,20 @@ async def refresh_database(request: web.Request) -> web.Response:
     )
 
 
-async def update_database(request: web.Request) -> web.Response:
+async def update_database(request: web.Request, inputs: ConnectionChanges) -> web.Response:
     """Change connection data (e.g. a rotated password) once a connection with the new data succeeds."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=True, max_body_bytes=app[CONFIG].max_body_bytes)
-    for secret in SECRET_PARAMETERS:
-        app[REDACTOR].add(inputs.get(secret))  # before anything can log it
-    local_name = inputs.require("local_database_name")
+    local_name = inputs.local_database_name
     changeable = [field.name for field in connection_parameters(app[DRIVERS].drivers)]
-    if all(inputs.get(name) is None for name in changeable):
+    if not any(name in inputs.changes for name in changeable):
         raise BadRequest(f"give at least one of {', '.join(changeable)} to change")
     current = app[REGISTRY].state.database(local_name)
-    base_type = inputs.get("base_type")
-    if base_type is not None and base_type != current.base_type:
+    if inputs.base_type is not None and inputs.base_type != current.base_type:
         raise BadRequest(
             f"parameter 'base_type' cannot change from {current.base_type!r}; unregister the database and add it again"
         )
-    record = current.with_connection(changed_connection(inputs, app[DRIVERS], current.base_type, current.connection))
+    connection = changed_connection(inputs.changes, app[DRIVERS], current.base_type, current.connection)
+    record = current.with_connection(connection)
     async with app[POOLS].on_trial(record) as pool:
         await pool.check()
         await app[REGISTRY].update(lambda state: (state.with_connection(record), None))
@@ -125,3 +139,70 @@ def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     """Parameter names whose value changed; never the values (one is a password)."""
     return sorted(name for name, slot in SLOTS.items() if getattr(old, slot) != getattr(new, slot))
 
+
+OPERATIONS = (
+    Operation(
+        "RefreshDatabase",
+        ("POST",),
+        "/Database",
+        refresh_database,
+        Access.ADMIN,
+        "Re-read a database's catalog: add new tables, remove dropped ones (and their grants)",
+        description="Renamed local names and grants on kept tables stay. Nothing changes when the database "
+        "cannot be reached.",
+        inputs=DatabaseNameInputs,
+        answers={
+            200: json_answer(
+                "What changed",
+                Component(
+                    "DatabaseRefreshed",
+                    one_element_array(
+                        success_object(local_name=TEXT, added=NAME_LIST, removed=NAME_LIST, unchanged=COUNT)
+                    ),
+                ),
+            )
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, DATABASE_NOT_FOUND, UPSTREAM_UNAVAILABLE),
+    ),
+    Operation(
+        "UpdateDatabase",
+        ("PATCH",),
+        "/Database",
+        update_database,
+        Access.ADMIN,
+        "Change a database's connection data (e.g. a rotated password), verified by connecting first",
+        description="local_database_name is required; give at least one of the connection fields the database's "
+        "driver declares (postgres: ip, port, database, username, password); any other is 400. base_type cannot "
+        "change. Nothing is saved when the new data cannot connect.",
+        inputs=ConnectionChanges,
+        body=True,
+        answers={200: json_answer("The new connection data", DATABASE_DATA)},
+        errors=(
+            *REGISTRY_WRITE,
+            BAD_INPUT,
+            ACCESS_DENIED,
+            DATABASE_NOT_FOUND,
+            PAYLOAD_TOO_LARGE,
+            UPSTREAM_UNAVAILABLE,
+        ),
+    ),
+    Operation(
+        "UnregisterDatabase",
+        ("DELETE",),
+        "/Database",
+        unregister_database,
+        Access.ADMIN,
+        "Unregister a database: its tables and every grant on them go, its pool closes",
+        inputs=DatabaseNameInputs,
+        answers={
+            200: json_answer(
+                "Unregistered",
+                Component(
+                    "DatabaseUnregistered",
+                    one_element_array(success_object(local_name=TEXT, removed_tables=COUNT, removed_grants=COUNT)),
+                ),
+            )
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, DATABASE_NOT_FOUND),
+    ),
+)

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.auth import hash_user_token, require_admin, token_fingerprint
-from gateway.config import MAX_USER_TOKEN_LENGTH
-from gateway.errors import BadRequest
-from gateway.inputs import RequestInputs, find_table, read_inputs, table_identification
+from gateway.auth import hash_user_token, token_fingerprint
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.keys import ADMIN_TOKEN, AUDITOR, CONFIG, LOGGER, POOLS, REGISTRY
+from gateway.inputs import find_table
+from gateway.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
+from gateway.named_inputs import new_grantee, table_by_name_or_path, user_token
+from gateway.openapi_schemas import TEXT, Component, closed_object, one_element_array, success_object
+from gateway.operations import (
+    ACCESS_DENIED,
+    BAD_INPUT,
+    REGISTRY_WRITE,
+    TABLE_NOT_FOUND,
+    Access,
+    Operation,
+    json_answer,
+)
 from gateway.registry import RegistryState, TableAddress, TableRecord
 from gateway.responses import success
 
@@ -20,14 +30,42 @@ INHERITANCE_CHECK_SECONDS = 2.0
 """How long a grant waits for the table's database to list inheritance children before skipping the warning."""
 
 
-async def grant_table_access(request: web.Request) -> web.Response:
+@attrs.frozen(kw_only=True)
+class NewGrant:
+    """GrantTableAccess's inputs."""
+
+    user_token: str = new_grantee()
+    """The token receiving access: at least ``min_user_token_length`` characters."""
+    identification: TableAddress | str | None = table_by_name_or_path()
+    """The table."""
+
+
+@attrs.frozen(kw_only=True)
+class Revocation:
+    """RevokeTableAccess's inputs: a token granted before ``min_user_token_length`` was raised is still found."""
+
+    user_token: str = user_token()
+    """The token losing access."""
+    identification: TableAddress | str | None = table_by_name_or_path()
+    """The table."""
+
+
+@attrs.frozen(kw_only=True)
+class TokenInputs:
+    """ListTokenGrants's inputs."""
+
+    user_token: str = user_token()
+    """The token whose grants are listed."""
+
+
+async def grant_table_access(request: web.Request, inputs: NewGrant) -> web.Response:
     """Let the ``user_token`` parameter read one table; granting twice is a success.
 
     Only a grant asks for ``min_user_token_length``: tokens granted before the
     rule keep working, and can still be revoked and listed.
     """
     app = request.app
-    user_token, identification = await _token_and_table(request, minimum_length=app[CONFIG].min_user_token_length)
+    user_token, identification = inputs.user_token, inputs.identification
 
     def grant(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, str]]:
         table = find_table(state, identification)
@@ -66,10 +104,10 @@ async def _warn_about_inheritance_children(app: web.Application, table: TableRec
     )
 
 
-async def revoke_table_access(request: web.Request) -> web.Response:
+async def revoke_table_access(request: web.Request, inputs: Revocation) -> web.Response:
     """Take one table from the ``user_token`` parameter; revoking what was not granted answers ``revoked: false``."""
     app = request.app
-    user_token, identification = await _token_and_table(request)
+    user_token, identification = inputs.user_token, inputs.identification
 
     def revoke(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, bool, str]]:
         table = find_table(state, identification)
@@ -86,12 +124,10 @@ async def revoke_table_access(request: web.Request) -> web.Response:
     return success({"revoked": revoked}, as_array=True)
 
 
-async def list_grants(request: web.Request) -> web.Response:
+async def list_grants(request: web.Request, inputs: TokenInputs) -> web.Response:
     """The tables granted to the ``user_token`` parameter, by local name; none is an empty list."""
     app = request.app
-    require_admin(request, app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    user_token = user_token_parameter(inputs)
+    user_token = inputs.user_token
     state = app[REGISTRY].state
     tables = sorted(state.granted_tables(hash_user_token(state.token_salt, user_token)), key=lambda t: t.local_name)
     app[LOGGER].info(
@@ -116,25 +152,68 @@ async def list_grants(request: web.Request) -> web.Response:
     )
 
 
-async def _token_and_table(
-    request: web.Request, *, minimum_length: int = 1
-) -> tuple[str, TableAddress | str | None]:
-    """Grant and revoke take the same inputs: the admin token, ``user_token`` and a table identification."""
-    require_admin(request, request.app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    return user_token_parameter(inputs, minimum_length=minimum_length), table_identification(inputs)
-
-
-def user_token_parameter(inputs: RequestInputs, *, minimum_length: int = 1) -> str:
-    """The ``user_token`` parameter: printable, ``minimum_length`` to ``MAX_USER_TOKEN_LENGTH`` characters."""
-    user_token = inputs.require("user_token")
-    if len(user_token) > MAX_USER_TOKEN_LENGTH or not user_token.isprintable() or user_token != user_token.strip():
-        raise BadRequest(
-            f"parameter 'user_token' must be 1 to {MAX_USER_TOKEN_LENGTH} printable characters without surrounding spaces"
-        )
-    if len(user_token) < minimum_length:
-        raise BadRequest(
-            f"parameter 'user_token' must be at least {minimum_length} characters long (a short token can be "
-            "guessed); choose a longer one, or mint one with PUT /UserToken"
-        )
-    return user_token
+OPERATIONS = (
+    Operation(
+        "GrantTableAccess",
+        ("POST",),
+        "/GrantTableAccess",
+        grant_table_access,
+        Access.ADMIN,
+        "Let a user token read a table (granting twice is a success)",
+        inputs=NewGrant,
+        answers={
+            200: json_answer("Granted", Component("Succeeded", one_element_array(success_object())), [{"status": "success"}])
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, TABLE_NOT_FOUND),
+    ),
+    Operation(
+        "RevokeTableAccess",
+        ("DELETE",),
+        "/GrantTableAccess",
+        revoke_table_access,
+        Access.ADMIN,
+        "Take a grant back; the same parameters as the grant",
+        inputs=Revocation,
+        answers={
+            200: json_answer(
+                "Revoked, or there was no such grant",
+                Component(
+                    "GrantRevoked",
+                    one_element_array(
+                        success_object(revoked={"type": "boolean", "description": "False when there was no such grant."})
+                    ),
+                ),
+            )
+        },
+        errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, TABLE_NOT_FOUND),
+    ),
+    Operation(
+        "ListTokenGrants",
+        ("GET",),
+        "/GrantTableAccess",
+        list_grants,
+        Access.ADMIN,
+        "The tables granted to a user token",
+        inputs=TokenInputs,
+        answers={
+            200: json_answer(
+                "The grants",
+                Component(
+                    "TokenGrants",
+                    one_element_array(
+                        success_object(
+                            tables={
+                                "type": "array",
+                                "items": closed_object(
+                                    {"local_table_name": TEXT, "database": TEXT, "folder": TEXT, "table": TEXT}
+                                ),
+                                "description": "Sorted by local table name.",
+                            }
+                        )
+                    ),
+                ),
+            )
+        },
+        errors=(BAD_INPUT, ACCESS_DENIED),
+    ),
+)

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import asyncio
 
+import attrs
 import orjson
 from aiohttp import web
 
 from gateway.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
+from gateway.config import GatewayConfig
 from gateway.errors import BadRequest, DatabaseUnavailable
-from gateway.inputs import read_inputs
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
+from gateway.keys import ADMIN_TOKEN, LOGGER, METRICS, POOLS, REGISTRY
 from gateway.metrics import EXPOSITION_CONTENT_TYPE
+from gateway.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Component, closed_object, success_object
+from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer
+from gateway.parameters import ReadContext, parameter
 from gateway.registry import DatabaseRecord
 from gateway.responses import JSON_CONTENT_TYPE, success
 
@@ -37,20 +41,41 @@ _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
 
 
-async def healthz(request: web.Request) -> web.Response:
+def _flag(name: str, value: str | None, context: ReadContext) -> bool:
+    text = (value or "").strip().lower()
+    if text in _TRUE_WORDS:
+        return True
+    if text in _FALSE_WORDS:
+        return False
+    raise BadRequest(f"parameter {name!r} must be 1 or 0 (or true / false), got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ReadinessInputs:
+    """/readyz's inputs."""
+
+    databases: bool = parameter(
+        "1 (true, yes, on; any case): also try each registered database, concurrently, 2 s each; the answer "
+        "counts them, and names them only to the admin token.",
+        schema=any_case(*sorted(_TRUE_WORDS), *sorted(_FALSE_WORDS - {""}), padded=True),
+        reader=_flag,
+    )
+    """Whether to probe every registered database."""
+
+
+async def healthz(request: web.Request, inputs: None) -> web.Response:
     """The process is alive and answering."""
     return success({"alive": True}, as_array=False)
 
 
-async def readyz(request: web.Request) -> web.Response:
+async def readyz(request: web.Request, inputs: ReadinessInputs) -> web.Response:
     """The registry is loaded (and how it stands); with ``databases=1`` also every registered database answers.
 
     The probe's answer counts the databases; with the admin token it also names
     them (a wrong admin token is 403, as everywhere).
     """
     app = request.app
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    probe_databases = _flag("databases", inputs.get("databases"))
+    probe_databases = inputs.databases
     state = app[REGISTRY].state  # the app cannot exist without a loaded registry; this re-reads a changed file
     payload: dict[str, object] = {"ready": True, "registry": app[REGISTRY].status.value}
     if not probe_databases:
@@ -72,21 +97,10 @@ async def readyz(request: web.Request) -> web.Response:
     return web.Response(status=error.status, body=orjson.dumps(body), content_type=JSON_CONTENT_TYPE, charset="utf-8")
 
 
-async def metrics(request: web.Request) -> web.Response:
+async def metrics(request: web.Request, inputs: None) -> web.Response:
     """Every metric in the Prometheus text format."""
     app = request.app
-    if app[CONFIG].metrics_require_admin:
-        require_admin(request, app[ADMIN_TOKEN])
     return web.Response(body=app[METRICS].exposition(), headers={"Content-Type": EXPOSITION_CONTENT_TYPE})
-
-
-def _flag(name: str, value: str | None) -> bool:
-    text = (value or "").strip().lower()
-    if text in _TRUE_WORDS:
-        return True
-    if text in _FALSE_WORDS:
-        return False
-    raise BadRequest(f"parameter {name!r} must be 1 or 0 (or true / false), got {value!r}")
 
 
 async def _probe(app: web.Application, record: DatabaseRecord) -> str:
@@ -102,3 +116,103 @@ async def _probe(app: web.Application, record: DatabaseRecord) -> str:
         return REACHABLE
     app[LOGGER].warning("readiness_database_unreachable", local_database_name=record.local_name, reason=reason)
     return UNREACHABLE
+
+
+def metrics_access(config: GatewayConfig) -> Access:
+    """The admin token, unless the operator opened /metrics (``metrics_require_admin = false``)."""
+    return Access.ADMIN if config.metrics_require_admin else Access.PUBLIC
+
+
+REACHABILITY = Component(
+    "Reachability",
+    {
+        "type": "object",
+        "additionalProperties": {"enum": [REACHABLE, UNREACHABLE]},
+        "description": "Local database name to reachable / unreachable; no host, port, user or reason. "
+        "Only answered with the admin token.",
+    },
+)
+REACHABILITY_COUNTS = Component("ReachabilityCounts", closed_object({REACHABLE: COUNT, UNREACHABLE: COUNT}))
+
+OPERATIONS = (
+    Operation(
+        "Healthz",
+        ("GET",),
+        "/healthz",
+        healthz,
+        Access.PUBLIC,
+        "The process is alive",
+        answers={
+            200: json_answer(
+                "Alive", Component("Alive", success_object(alive={"const": True})), {"status": "success", "alive": True}
+            )
+        },
+    ),
+    Operation(
+        "Readyz",
+        ("GET",),
+        "/readyz",
+        readyz,
+        Access.PUBLIC_OR_ADMIN,
+        "The registry is loaded (with databases=1: every registered database answers)",
+        description="No token needed. 200 while the gateway serves reads; the registry field says whether "
+        "changes are saved now (loaded) or answer 503 registry_unavailable (unavailable) or 507 "
+        "registry_unwritable (unwritable). With databases=1 the answer counts the databases; with the admin "
+        "token it also names them (a wrong admin token is 403).",
+        inputs=ReadinessInputs,
+        answers={
+            200: json_answer(
+                "Ready",
+                Component(
+                    "Ready",
+                    {
+                        "type": "object",
+                        "required": ["status", "ready", "registry"],
+                        "properties": {
+                            "status": success_object()["properties"]["status"],
+                            "ready": {"const": True},
+                            "registry": {
+                                "enum": ["loaded", "unavailable", "unwritable"],
+                                "description": "loaded: in step and writable; unavailable: the registry database "
+                                "cannot be reached (reads are served from the state held, changes answer 503); "
+                                "unwritable: the last change could not be stored (507) and none has been since.",
+                            },
+                            "database_counts": REACHABILITY_COUNTS,
+                            "databases": REACHABILITY,
+                        },
+                        "additionalProperties": False,
+                    },
+                ),
+            ),
+            503: json_answer(
+                "A registered database does not answer (error: database_unavailable)",
+                Component(
+                    "NotReady",
+                    closed_object(
+                        {
+                            "status": {"const": "error"},
+                            "error": {"const": "database_unavailable"},
+                            "message": {"type": "string", "minLength": 1},
+                            "database_counts": REACHABILITY_COUNTS,
+                            "databases": REACHABILITY,
+                        },
+                        optional=("databases",),
+                    ),
+                ),
+            ),
+        },
+        errors=(BAD_INPUT, ACCESS_DENIED),
+    ),
+    Operation(
+        "Metrics",
+        ("GET",),
+        "/metrics",
+        metrics,
+        metrics_access,
+        "Prometheus metrics (text exposition format)",
+        description="Needs the admin token unless the setting metrics_require_admin is false (the labels name the "
+        "registered databases).",
+        answers={200: Answer("The metrics", {METRICS_MEDIA_TYPE: {"type": "string"}})},
+        errors=(ACCESS_DENIED,),
+    ),
+)

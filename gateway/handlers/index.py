@@ -13,6 +13,8 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
+from gateway.openapi_schemas import HTML, JSON, Component, closed_object, success_object
+from gateway.operations import Access, Answer, Operation
 from gateway.responses import JSON_CONTENT_TYPE
 
 LINKS = {
@@ -71,9 +73,36 @@ def wants_html(accept: str | None) -> bool:
     return "text/html" in accept and JSON_CONTENT_TYPE not in accept
 
 
-async def index(request: web.Request) -> web.Response:
+async def index(request: web.Request, inputs: None) -> web.Response:
     if wants_html(request.headers.get("Accept")):
         return web.Response(
             body=_HTML, content_type="text/html", charset="utf-8", headers={"Content-Security-Policy": _PAGE_POLICY}
         )
     return web.Response(body=_JSON, content_type=JSON_CONTENT_TYPE, charset="utf-8")
+
+
+INDEX = Component(
+    "Index",
+    success_object(
+        name={"const": "dbgateway"},
+        version={"type": "string"},
+        links=closed_object({name: {"const": path} for name, path in LINKS.items()}),
+        docs=closed_object({name: {"type": "string"} for name in DOCS}),
+    ),
+)
+
+OPERATIONS = (
+    Operation(
+        "Index",
+        ("GET",),
+        "/",
+        index,
+        Access.PUBLIC,
+        "The gateway's name, version and service paths; a small HTML page when Accept names text/html",
+        description="No token needed. JSON by default; an Accept naming text/html (and not application/json) "
+        "gets a self-contained HTML page with the same links.",
+        answers={
+            200: Answer("What this server is and where to go next", {JSON: INDEX, HTML: {"type": "string"}})
+        },
+    ),
+)

@@ -9,24 +9,72 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from aiohttp import web
 
-from gateway.auth import require_admin
 from gateway.errors import BadRequest
-from gateway.inputs import RequestInputs, read_inputs
-from gateway.keys import ADMIN_TOKEN, LOG_RING, LOG_SIBLINGS, LOGGER
+from gateway.keys import LOG_RING, LOG_SIBLINGS, LOGGER
 from gateway.log_sharing import merge_newest
 from gateway.logbook import LogLevel, LogQuery
+from gateway.openapi_schemas import Component, any_case, one_element_array, success_object
+from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Operation, json_answer
+from gateway.parameters import ReadContext, parameter
 from gateway.responses import success
 
 _EVENT_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 
 
-async def read_logs(request: web.Request) -> web.Response:
+def _level(name: str, text: str | None, context: ReadContext) -> LogLevel:
+    level_text = text or "debug"
+    try:
+        return LogLevel.parse(level_text)
+    except KeyError:
+        raise BadRequest(
+            f"parameter 'level' must be one of debug (or degug), info, warning, error; got {level_text!r}"
+        ) from None
+
+
+def _limit(name: str, text: str | None, context: ReadContext) -> int | None:
+    if text is None:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise BadRequest(f"parameter 'limit' must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _event(name: str, text: str | None, context: ReadContext) -> str | None:
+    if text is not None and not _EVENT_NAME.fullmatch(text):
+        raise BadRequest("parameter 'event' must be an event name: 1 to 100 letters, digits, '_', '.' or '-'")
+    return text
+
+
+@attrs.frozen(kw_only=True)
+class LogsInputs:
+    """The Logs operation's filters."""
+
+    level: LogLevel = parameter(
+        "Lowest level returned, any case (degug: the specification's spelling); absent means debug.",
+        schema=any_case("debug", "degug", "info", "warning", "error"),
+        reader=_level,
+    )
+    """Entries at this level and above."""
+    limit: int | None = parameter(
+        "Only the newest N entries.",
+        schema={"type": "integer", "minimum": 1},
+        reader=_limit,
+    )
+    """Only the newest this many; None: all kept."""
+    event: str | None = parameter(
+        "Only entries with this event name, e.g. audit (GetData and administrative changes) or request.",
+        schema={"type": "string", "pattern": "^[A-Za-z0-9_.\\-]{1,100}$"},
+        reader=_event,
+    )
+    """Only entries of this event."""
+
+
+async def read_logs(request: web.Request, inputs: LogsInputs) -> web.Response:
     """Entries as newline-separated JSON objects, oldest first; ``level`` defaults to debug."""
-    require_admin(request, request.app[ADMIN_TOKEN])
-    inputs = await read_inputs(request, body_allowed=False, max_body_bytes=0)
-    query = log_query(inputs)
+    query = LogQuery(minimum=inputs.level, limit=inputs.limit, event=inputs.event)
     app = request.app
     ring = app[LOG_RING]
     siblings = app.get(LOG_SIBLINGS)
@@ -41,22 +89,33 @@ async def read_logs(request: web.Request) -> web.Response:
     return success({"logs": "\n".join(line for _, line in entries)}, as_array=True)
 
 
-def log_query(inputs: RequestInputs) -> LogQuery:
-    """The ``level``, ``limit`` and ``event`` parameters, checked."""
-    level_text = inputs.get("level") or "debug"
-    try:
-        level = LogLevel.parse(level_text)
-    except KeyError:
-        raise BadRequest(
-            f"parameter 'level' must be one of debug (or degug), info, warning, error; got {level_text!r}"
-        ) from None
-    limit_text = inputs.get("limit")
-    limit = None
-    if limit_text is not None:
-        if not limit_text.isdigit() or int(limit_text) < 1:
-            raise BadRequest(f"parameter 'limit' must be a positive integer, got {limit_text!r}")
-        limit = int(limit_text)
-    event = inputs.get("event")
-    if event is not None and not _EVENT_NAME.fullmatch(event):
-        raise BadRequest("parameter 'event' must be an event name: 1 to 100 letters, digits, '_', '.' or '-'")
-    return LogQuery(minimum=level, limit=limit, event=event)
+OPERATIONS = (
+    Operation(
+        "Logs",
+        ("GET",),
+        "/Logs",
+        read_logs,
+        Access.ADMIN,
+        "The newest server log entries at a level and above (optionally of one event)",
+        inputs=LogsInputs,
+        answers={
+            200: json_answer(
+                "The entries",
+                Component(
+                    "Logs",
+                    one_element_array(
+                        success_object(
+                            logs={
+                                "type": "string",
+                                "description": "Newline-separated JSON objects, oldest first, each with timestamp, "
+                                "level, event, pid and instance; with workers > 1, the entries of every worker of the "
+                                "host, merged.",
+                            }
+                        )
+                    ),
+                ),
+            )
+        },
+        errors=(BAD_INPUT, ACCESS_DENIED),
+    ),
+)

@@ -1,26 +1,39 @@
-"""GET /openapi.json: the OpenAPI 3.1 document of the whole API, as kept in the package (no token needed).
+"""GET /openapi.json: the OpenAPI 3.1 document of this gateway (no token needed).
 
-The file is ``gateway/openapi.json`` (package data), written by
-``scripts/build_openapi.py``; it is read once and served byte for byte.
+``gateway.app`` builds it once from the operations' declarations, with this
+gateway's settings and drivers (``gateway.openapi_document``); it is served byte
+for byte.
 """
 
 from __future__ import annotations
 
-import functools
-from importlib import resources
-
 from aiohttp import web
 
+from gateway.openapi_document import OPENAPI_DOCUMENT
+from gateway.openapi_schemas import Component
+from gateway.operations import Access, Operation, json_answer
 from gateway.responses import JSON_CONTENT_TYPE
 
-DOCUMENT_FILE = "openapi.json"
+
+async def openapi_document(request: web.Request, inputs: None) -> web.Response:
+    return web.Response(body=request.app[OPENAPI_DOCUMENT].body, content_type=JSON_CONTENT_TYPE, charset="utf-8")
 
 
-@functools.cache
-def document_bytes() -> bytes:
-    """The document as installed with the package."""
-    return (resources.files("gateway") / DOCUMENT_FILE).read_bytes()
-
-
-async def openapi_document(request: web.Request) -> web.Response:
-    return web.Response(body=document_bytes(), content_type=JSON_CONTENT_TYPE, charset="utf-8")
+OPERATIONS = (
+    Operation(
+        "OpenAPI",
+        ("GET",),
+        "/openapi.json",
+        openapi_document,
+        Access.PUBLIC,
+        "This document",
+        answers={
+            200: json_answer(
+                "The OpenAPI 3.1 document",
+                Component(
+                    "OpenAPIDocument", {"type": "object", "required": ["openapi", "info", "paths"], "description": "This document."}
+                ),
+            )
+        },
+    ),
+)

@@ -1,0 +1,244 @@
+"""A database's connection inputs: read against its driver's declared fields, documented, and answered.
+
+AddDatabase (PUT /Database) and UpdateDatabase (PATCH /Database) take the
+connection fields as one input group (``new_connection``, ``connection_changes``;
+``gateway.parameters``): ``read_new_connection`` and ``read_connection_changes``
+are the only places that read them, and ``new_connection_parameters`` /
+``connection_change_parameters`` the only place the OpenAPI document gets them
+from (the installed drivers' declarations, ``gateway.connection_fields``). A
+field the chosen driver does not declare is 400 naming the fields it does; only
+the declared fields are stored, and ``database_data`` answers only those (never
+a secret). A secret input (``SECRET_PARAMETERS``) goes to the log redactor
+before any input of the operation is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import attrs
+
+from gateway.connection_fields import (
+    DEFAULT_CONNECTION_FIELDS,
+    SECRET_PARAMETERS,
+    SLOTS,
+    ConnectionData,
+    ConnectionField,
+    FieldKind,
+    connection_parameters,
+    declared_fields,
+)
+from gateway.driver_loader import DriverCatalog
+from gateway.errors import BadRequest
+from gateway.inputs import RequestInputs
+from gateway.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array
+from gateway.parameters import (
+    DocumentContext,
+    Parameter,
+    ReadContext,
+    optional_text,
+    parameter,
+    parameter_group,
+    required_text,
+)
+from gateway.registry import DatabaseRecord
+
+PORT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 65535}
+PORT_TEXT = {"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."}
+"""How GetDatabaseData answers the port."""
+
+# -- the document ----------------------------------------------------------------------------------
+
+
+def new_connection_parameters(context: DocumentContext) -> dict[str, Parameter]:
+    """AddDatabase's connection fields: every installed driver's, required where every installed driver requires it."""
+    return _documented(context, adding=True)
+
+
+def connection_change_parameters(context: DocumentContext) -> dict[str, Parameter]:
+    """UpdateDatabase's connection fields: the same, none required (give those that change)."""
+    return _documented(context, adding=False)
+
+
+def _documented(context: DocumentContext, *, adding: bool) -> dict[str, Parameter]:
+    declarations = {name: declared_fields(context.drivers.get(name)) for name in context.drivers.names}
+    parameters: dict[str, Parameter] = {}
+    for field in connection_parameters(context.drivers.drivers):
+        taking = [name for name, fields in declarations.items() if any(f.name == field.name for f in fields)]
+        required = adding and all(
+            any(f.name == field.name and f.required for f in fields) for fields in declarations.values()
+        )
+        description = (field.description or field.name).rstrip(".") + "."
+        if len(taking) < len(declarations):
+            description += f" Only for base_type {', '.join(taking)}."
+        parameters[field.name] = _parameter(field, description, required)
+    return parameters
+
+
+def _parameter(field: ConnectionField, description: str, required: bool) -> Parameter:
+    if field.kind is FieldKind.PORT:
+        return Parameter(
+            description,
+            schema=PORT_SCHEMA,
+            body_schema={
+                "anyOf": [PORT_SCHEMA, {"type": "string", "pattern": "^[0-9]+$"}],
+                "description": f"{description} A number or a string of digits.",
+            },
+            required=required,
+            secret=field.secret,
+        )
+    return Parameter(description, required=required, secret=field.secret)
+
+
+def base_type_schema(context: DocumentContext) -> dict[str, object]:
+    return {"type": "string", "enum": context.drivers.names}
+
+
+def base_type(*, required: bool) -> Any:
+    """The ``base_type`` parameter: one of the installed drivers."""
+    return parameter(
+        "Driver; one of the installed drivers. It decides which connection fields the database takes.",
+        schema=base_type_schema,
+        body_schema=lambda context: {**base_type_schema(context), "description": "Same as the query parameter."},
+        reader=required_text if required else optional_text,
+        required=required,
+    )
+
+
+DATABASE_DATA = Component(
+    "DatabaseData",
+    {
+        "description": "A registered database's connection data: the fields its driver declares"
+        " (postgres: ip, port, username, database); never its password.",
+        **one_element_array(
+            closed_object(
+                {
+                    "status": SUCCESS_STATUS,
+                    "local_name": TEXT,
+                    "ip": TEXT,
+                    "port": PORT_TEXT,
+                    "username": TEXT,
+                    "database": TEXT,
+                    "base_type": TEXT,
+                },
+                optional=("ip", "port", "username", "database"),
+            )
+        ),
+    },
+)
+"""GetDatabaseData's answer, and UpdateDatabase's."""
+
+
+def database_data(record: DatabaseRecord) -> dict[str, str]:
+    """GetDatabaseData's fields for a database: the connection fields its driver declared, never a secret."""
+    answer = {"local_name": record.local_name}
+    for name in ("ip", "port", "username", "database"):  # the contract's order
+        value = getattr(record.connection, SLOTS[name])
+        if value is not None:
+            answer[name] = str(value)
+    answer["base_type"] = record.base_type
+    return answer
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+
+def new_connection() -> Any:
+    """AddDatabase's connection fields, one input group; a secret goes to the redactor whichever driver is chosen."""
+    return parameter_group(new_connection_parameters, read_new_connection, secrets=SECRET_PARAMETERS)
+
+
+def connection_changes() -> Any:
+    """UpdateDatabase's connection fields given, by name, one input group; a secret goes to the redactor first."""
+    return parameter_group(connection_change_parameters, read_connection_changes, secrets=SECRET_PARAMETERS)
+
+
+def read_new_connection(raw: RequestInputs, context: ReadContext) -> ConnectionData:
+    """AddDatabase's connection: every field ``base_type``'s driver requires present and valid, none undeclared.
+
+    With ``base_type`` missing or not served, the fields are checked as
+    ``DEFAULT_CONNECTION_FIELDS`` (``base_type``, read next, then says what is
+    wrong with it), so a request missing several parameters is told the same
+    first one as before drivers declared their fields.
+    """
+    given_type = raw.get("base_type")
+    if given_type is None or given_type not in context.drivers.names:
+        return _new_connection(raw, DEFAULT_CONNECTION_FIELDS)
+    fields = context.drivers.connection_fields(given_type)
+    _refuse_undeclared([name for name in SLOTS if raw.get(name) is not None], fields, given_type)
+    return _new_connection(raw, fields)
+
+
+def _new_connection(raw: RequestInputs, fields: tuple[ConnectionField, ...]) -> ConnectionData:
+    values: dict[str, Any] = {}
+    for field in fields:
+        text = raw.require(field.name) if field.required else raw.get(field.name)
+        if text is None:
+            values[SLOTS[field.name]] = None if field.kind is FieldKind.PORT else ""
+        else:
+            values[SLOTS[field.name]] = _valid(field, text)
+    return ConnectionData(**values)
+
+
+def read_connection_changes(raw: RequestInputs, context: ReadContext) -> dict[str, str]:
+    """UpdateDatabase's connection fields as given, by name; ``changed_connection`` checks them later."""
+    return {name: text for name in SLOTS if (text := raw.get(name)) is not None}
+
+
+def changed_connection(
+    given: Mapping[str, str], drivers: DriverCatalog, base_type: str, current: ConnectionData
+) -> ConnectionData:
+    """PATCH /Database's connection: ``current`` with the declared fields given changed (a secret may be empty)."""
+    fields = drivers.connection_fields(base_type)
+    _refuse_undeclared(given, fields, base_type)
+    changes: dict[str, Any] = {}
+    for field in fields:
+        text = given.get(field.name)
+        if text is None:
+            continue
+        if not text and not field.secret and field.kind is not FieldKind.PORT:
+            raise BadRequest(f"parameter {field.name!r} must not be empty")
+        changes[SLOTS[field.name]] = _valid(field, text)
+    return attrs.evolve(current, **changes)
+
+
+def _refuse_undeclared(given: Collection[str], fields: tuple[ConnectionField, ...], base_type: str) -> None:
+    declared = {field.name for field in fields}
+    for name in SLOTS:
+        if name not in declared and name in given:
+            raise BadRequest(
+                f"parameter {name!r} is not a connection field of base_type {base_type!r};"
+                f" its fields are: {', '.join(field.name for field in fields) or 'none'}"
+            )
+
+
+def _valid(field: ConnectionField, text: str) -> Any:
+    if field.kind is FieldKind.PORT:
+        return valid_port(field.name, text)
+    if field.kind is FieldKind.HOST:
+        return valid_host(field.name, text)
+    return valid_connection_text(field.name, text)
+
+
+def valid_host(parameter: str, value: str) -> str:
+    if not value.isprintable() or any(c.isspace() for c in value) or "/" in value:
+        raise BadRequest(f"parameter {parameter!r} must be a host name or address without port, spaces or slashes")
+    return value
+
+
+def valid_connection_text(parameter: str, value: str) -> str:
+    """Text a driver can pass on: libpq (and most client libraries) cannot carry a NUL character."""
+    if "\x00" in value:
+        raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
+    return value
+
+
+def valid_port(parameter: str, value: str) -> int:
+    try:
+        port = int(value.strip())
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535 or not value.strip().isdigit():
+        raise BadRequest(f"parameter {parameter!r} must be an integer from 1 to 65535, got {value!r}")
+    return port

@@ -1,0 +1,196 @@
+"""Every operation declared once, next to its handler: method, path, who may call it, inputs and answers.
+
+Each module of ``gateway.handlers`` holds ``OPERATIONS``, a tuple of
+``Operation``. ``gateway.app`` serves them (``add_routes``: every path also with
+a trailing slash, aliases too), and ``gateway.openapi_document`` builds the
+OpenAPI document of the running gateway from the same declarations. Serving an
+operation checks its ``Access`` (admin and user operations), reads its inputs
+class (``gateway.parameters``) and calls the handler with both.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import pkgutil
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from gateway import errors
+from gateway.auth import require_admin, require_user_token
+from gateway.config import GatewayConfig
+from gateway.inputs import read_inputs
+from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR
+from gateway.parameters import ReadContext, read_declared
+from gateway.openapi_schemas import JSON, Schema
+
+Handler = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
+Served = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+USER_TOKEN = web.RequestKey("user_token", str)
+"""A user operation's token, checked present before its handler runs."""
+
+
+class Access(enum.Enum):
+    """Who may call an operation; ``ADMIN`` and ``USER`` are checked before the handler runs."""
+
+    PUBLIC = "public"
+    """Anyone."""
+    ADMIN = "admin"
+    """The admin token (403 ``access_denied`` without it)."""
+    USER = "user"
+    """A user token (401 ``token_required`` without one); the handler checks its grants."""
+    ADMIN_OR_USER = "admin_or_user"
+    """Either token; the handler decides by which one came (the list routes)."""
+    PUBLIC_OR_ADMIN = "public_or_admin"
+    """Anyone; the admin token adds detail and a wrong one is 403, which the handler checks (/readyz)."""
+
+
+@attrs.frozen
+class Answer:
+    """One non-error answer of an operation."""
+
+    description: str
+    """What it means."""
+    content: Mapping[str, Any]
+    """Media type to schema (a ``Component`` or an inline schema)."""
+    headers: Mapping[str, Schema] = attrs.Factory(dict)
+    """Header objects by name; ``required`` ones are on every such answer."""
+    example: Any = None
+    """An example JSON body, shown under the first media type."""
+    streamed: bool = False
+    """May be sent chunked, without a Content-Length, while it is produced (``x-streamed`` in the document)."""
+
+
+def json_answer(description: str, schema: Any, example: Any = None) -> Answer:
+    return Answer(description, {JSON: schema}, example=example)
+
+
+@attrs.frozen
+class ErrorAnswer:
+    """Error answers of one status with their codes; shared by many operations, written once in the document."""
+
+    name: str
+    """Its key under ``components/responses``."""
+    status: int
+    """The HTTP status."""
+    codes: tuple[str, ...]
+    """The machine codes it may carry."""
+    description: str
+    """What the status means."""
+
+
+def error_answer(name: str, description: str, *raised: type[errors.GatewayError], status: int = 0) -> ErrorAnswer:
+    """The answer the error classes ``raised`` give (``status`` when a class lets its raiser choose)."""
+    return ErrorAnswer(name, status or raised[0].status, tuple(cls.code for cls in raised), description)
+
+
+BAD_INPUT = error_answer(
+    "BadInput", "Bad request; the message names the parameter", errors.BadRequest, errors.AmbiguousRequest
+)
+TOKEN_REQUIRED = error_answer("TokenRequired", "No user token", errors.TokenRequired)
+ACCESS_DENIED = error_answer("AccessDenied", "Access denied", errors.AccessDenied)
+DATABASE_NOT_FOUND = error_answer("DatabaseNotFound", "Not found", errors.DatabaseNotFound)
+TABLE_NOT_FOUND = error_answer("TableNotFound", "Not found", errors.TableNotFound)
+PAYLOAD_TOO_LARGE = error_answer("PayloadTooLarge", "Too large", errors.PayloadTooLarge)
+INTERNAL_ERROR = error_answer(
+    "InternalError", "The gateway failed unexpectedly; details are in its log only", errors.InternalError
+)
+UPSTREAM_UNAVAILABLE = error_answer(
+    "DatabaseUnreachable",
+    "The database could not be reached or refused the credentials",
+    errors.DatabaseUnavailable,
+    status=502,
+)
+DATABASE_UNAVAILABLE = error_answer(
+    "DatabaseUnavailable", "No database connection could be had", errors.DatabaseUnavailable
+)
+REGISTRY_WRITE = (
+    error_answer(
+        "RegistryUnavailable", "The registry database cannot be reached; nothing was changed", errors.RegistryUnavailable
+    ),
+    error_answer("RegistryUnwritable", "The registry could not be stored (disk full)", errors.RegistryUnwritable),
+)
+"""What every operation that changes the registry may also answer."""
+
+
+@attrs.frozen
+class Operation:
+    """One operation: what the router serves and the document describes."""
+
+    operation_id: str
+    """Its name (the specification's where it has one); a second method adds the method (``GetDataPost``)."""
+    methods: tuple[str, ...]
+    """HTTP methods serving it, upper case."""
+    path: str
+    """Its path; served with and without a trailing slash (except ``/``)."""
+    handler: Handler
+    """``handler(request, inputs)``; ``inputs`` is None for an operation without inputs."""
+    access: Access | Callable[[GatewayConfig], Access]
+    """Who may call it, or a function of the settings saying so."""
+    summary: str
+    """One line, for the document."""
+    answers: Mapping[int, Answer]
+    """Its non-error answers by status (200 at least)."""
+    errors: tuple[ErrorAnswer, ...] = ()
+    """The error answers it may give besides 500 ``internal_error`` (every operation may)."""
+    inputs: type | None = None
+    """The attrs class its inputs are read into (``gateway.parameters``); None: it reads none."""
+    body: bool = False
+    """Whether it reads a JSON object body (for what the query string does not give)."""
+    description: str | None = None
+    """More than the summary, for the document."""
+    aliases: tuple[str, ...] = ()
+    """Other paths serving it (the specification spells ``/Database/List`` too)."""
+    around: Callable[[Served], Served] | None = None
+    """Wraps the whole serving, access and inputs included (GetData's metrics and audit entry)."""
+
+    def access_for(self, config: GatewayConfig) -> Access:
+        return self.access(config) if callable(self.access) else self.access
+
+    def serving(self, config: GatewayConfig) -> Served:
+        """The aiohttp handler: access, then inputs, then the handler."""
+        access = self.access_for(config)
+        inputs_class = self.inputs
+        handler = self.handler
+        body = self.body
+
+        async def serve(request: web.Request) -> web.StreamResponse:
+            app = request.app
+            if access is Access.ADMIN:
+                require_admin(request, app[ADMIN_TOKEN])
+            elif access is Access.USER:
+                request[USER_TOKEN] = require_user_token(request)
+            if inputs_class is None:
+                return await handler(request, None)
+            config = app[CONFIG]
+            raw = await read_inputs(request, body_allowed=body, max_body_bytes=config.max_body_bytes)
+            context = ReadContext(config, app[REDACTOR], app[DRIVERS])
+            return await handler(request, read_declared(inputs_class, raw, context))
+
+        return self.around(serve) if self.around is not None else serve
+
+
+def handler_operations() -> list[Operation]:
+    """Every module of ``gateway.handlers``'s ``OPERATIONS``, modules by name, each in its own order."""
+    import gateway.handlers
+
+    found: list[Operation] = []
+    for module_info in sorted(pkgutil.iter_modules(gateway.handlers.__path__), key=lambda info: info.name):
+        module = importlib.import_module(f"gateway.handlers.{module_info.name}")
+        found.extend(getattr(module, "OPERATIONS", ()))
+    return found
+
+
+def add_routes(app: web.Application, operations: list[Operation], config: GatewayConfig) -> None:
+    """Serve every operation on its path and aliases, each also with a trailing slash (except ``/``)."""
+    for operation in operations:
+        served = operation.serving(config)
+        for path in (operation.path, *operation.aliases):
+            for method in operation.methods:
+                app.router.add_route(method, path, served)
+                if path != "/":
+                    app.router.add_route(method, path + "/", served)
