@@ -163,7 +163,7 @@ class SQLitePool:
         self._limits = limits
         self._logger = logger
         self._slots = asyncio.Semaphore(limits.max_size)
-        self._in_use = 0
+        self._running: set[SQLiteResult] = set()
         self._acquire_waits = AcquireWaitTally()
         # One thread per query slot, and one more so catalog reads and checks are not stuck behind them.
         self._threads = concurrent.futures.ThreadPoolExecutor(limits.max_size + 1, thread_name_prefix="sqlite")
@@ -234,26 +234,34 @@ class SQLitePool:
             raise DatabaseUnavailable("no connection became free within the acquire time limit") from None
         finally:
             self._acquire_waits.record(time.monotonic() - waited)
-        self._in_use += 1
         try:
             result = SQLiteResult(self, self.connect(), self._limits)
+            self._running.add(result)
             stopwatch = asyncio.get_running_loop().call_later(self._limits.statement_timeout, result.time_up)
             try:
                 await result.start(checked)
                 yield result
             finally:
                 stopwatch.cancel()
-                result.connection.close()  # no worker uses it now (``SQLiteResult.step`` waits for its worker)
+                # In a worker too: closing waits for the connection's lock, which a statement that
+                # ignored its interrupt would hold; the event loop must never wait on it.
+                def close() -> None:
+                    result.connection.close()
+                    self._running.discard(result)  # only now: until then close() may need to interrupt it
+
+                await self.in_thread(close)
         finally:
-            self._in_use -= 1
             self._slots.release()
 
     def stats(self) -> PoolStats:
         return PoolStats(
-            in_use=self._in_use, idle=0, max_size=self._limits.max_size, acquire_waits=self._acquire_waits.snapshot()
+            in_use=len(self._running), idle=0, max_size=self._limits.max_size, acquire_waits=self._acquire_waits.snapshot()
         )
 
     async def close(self) -> None:
+        # A statement still running would keep its worker thread, and so the process, alive.
+        for result in list(self._running):
+            result.connection.interrupt()
         self._threads.shutdown(wait=False, cancel_futures=True)
 
 
