@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
+from gateway.driver_loader import ENTRY_POINT_GROUP
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (
     OTHER_TOKEN,
@@ -90,6 +92,12 @@ class DriverContract:
     async def gateway(self, tmp_path: Path, scratch: ScratchDatabase) -> AsyncIterator[Gateway]:
         """Start a gateway with settings, the scratch database registered and every table but ``secret`` granted."""
         under_test = self.under_test
+        if under_test.base_type not in {entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)}:
+            pytest.fail(
+                f"no driver {under_test.base_type!r} is installed in the {ENTRY_POINT_GROUP!r} entry-point group: "
+                "install the driver package beside dbgateway first (pip install -e .)",
+                pytrace=False,
+            )
         started = 0
         async with contextlib.AsyncExitStack() as stack:
 

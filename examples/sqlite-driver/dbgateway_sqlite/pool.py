@@ -299,14 +299,14 @@ class SQLiteResult:
             raise QueryFailed(f"the database refused the query: {str(error)[:1024]}") from None
 
     async def start(self, checked: SQLiteQuery) -> None:
-        def execute() -> list[Any]:
+        def execute() -> tuple[Any, list[Any]]:
             # Again: the check ran on another connection.
             self.connection.set_authorizer(GrantsAuthorizer(checked.granted, names_in_file(self.connection)))
             self._cursor = self.connection.execute(checked.sql)
-            return self._fetch()
+            return self._cursor.description or (), self._fetch()
 
-        self._fetched = await self.step(execute)
-        names = result_rows.unique_column_names([column[0] for column in self._cursor.description or ()])
+        description, self._fetched = await self.step(execute)
+        names = result_rows.unique_column_names([column[0] for column in description])
         # SQLite has no result types; the first row's storage classes are the honest answer (and "" without rows).
         first = self._fetched[0] if self._fetched else [None] * len(names)
         self.columns = [ColumnInfo(name, _storage_class(value) if self._fetched else "") for name, value in zip(names, first)]
