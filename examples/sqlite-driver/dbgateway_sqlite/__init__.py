@@ -18,7 +18,8 @@ from typing import Any
 
 import structlog
 
-from dbgateway_sqlite.pool import FOLDER, SQLitePool
+from dbgateway_sqlite.grants import FOLDER
+from dbgateway_sqlite.pool import SQLitePool
 from gateway.driver_protocol import ConnectionData, PoolLimits
 
 __all__ = ["FOLDER", "SQLiteDriver", "SQLitePool", "database_file"]

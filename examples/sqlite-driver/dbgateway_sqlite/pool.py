@@ -1,14 +1,9 @@
 """``SQLitePool``: one SQLite file, each query on a fresh read-only connection in a worker thread.
 
-Three layers keep GetData read-only and within its grants:
-
-1. the file is opened with ``mode=ro``: SQLite itself refuses every write;
-2. an authorizer (``GrantsAuthorizer``) is consulted by SQLite's own compiler for
-   every table, column and action of the statement: it allows reading granted
-   tables (and what a granted view reads) and denies everything else;
-3. ``check_query`` compiles the statement (as ``EXPLAIN``, which runs nothing)
-   under that authorizer, so a refusal comes before any work, and ``run_query``
-   sets the authorizer again on the connection that runs it.
+The file is opened with ``mode=ro``, so SQLite itself refuses every write.
+``check_query`` compiles the statement under the token's grants (``grants.py``)
+before any work; ``run_query`` sets the same authorizer again on the connection
+that runs it.
 
 sqlite3 blocks, so every call runs in this pool's worker threads. The statement
 time limit and a cancelled request (the client went away) both call
@@ -21,18 +16,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import hashlib
-import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import attrs
 import structlog
 
 from dbgateway_sqlite import rows as result_rows
+from dbgateway_sqlite.grants import FOLDER, GrantsAuthorizer, SQLiteQuery, check_statement, names_in_file
 from gateway.driver_protocol import (
     AcquireWaitTally,
     CatalogTable,
@@ -43,116 +36,11 @@ from gateway.driver_protocol import (
     TableKind,
     TableRef,
 )
-from gateway.errors import DatabaseUnavailable, QueryFailed, QueryRejected, QueryTimeout, RefusalReason
-
-FOLDER = "main"
-"""The one folder: SQLite's name for the file's own schema (ATTACH, which would add others, is denied)."""
+from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 
 _CATALOG_SQL = "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
-_NAMES_SQL = "SELECT lower(name) FROM sqlite_master WHERE type IN ('table', 'view')"
-_PAGES_SQL = "SELECT rootpage, tbl_name FROM sqlite_master WHERE rootpage > 0"
-_OPENING_OPCODES = {"OpenRead", "ReopenIdx", "OpenWrite"}
 _KINDS = {"table": TableKind.TABLE, "view": TableKind.VIEW}
-_ALWAYS_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 T = TypeVar("T")
-
-
-@attrs.frozen
-class SQLiteQuery:
-    """A query ``check_query`` compiled under the token's grants (the gateway's ``CheckedQuery``)."""
-
-    sql: str
-    """The text as sent; it runs unchanged."""
-    granted: frozenset[TableRef]
-    """The token's grants, for the authorizer of the connection that runs it."""
-    relations: frozenset[TableRef]
-    """Every table or view the statement reads itself (not those a granted view reads for it)."""
-    fingerprint: str
-    """Of the text without constants, comments and layout (``fingerprint``)."""
-
-
-class GrantsAuthorizer:
-    """SQLite's authorizer callback: reading granted relations is all a statement may do."""
-
-    def __init__(self, granted: frozenset[TableRef], names_in_file: frozenset[str]) -> None:
-        # SQLite matches names case-insensitively (ASCII): FROM ITEMS reads the table the catalog calls items.
-        self.granted = {table.lower(): (folder, table) for folder, table in granted if folder == FOLDER}
-        self.names_in_file = names_in_file
-        """Lower-cased names of the file's tables and views."""
-        self.read: set[TableRef] = set()
-        """Granted relations the statement reads itself (the audit's ``relations``)."""
-        self.refusal: QueryRejected | None = None
-        """Why the last denial denied, for a message better than SQLite's "not authorized"."""
-
-    def __call__(self, action: int, first: str | None, second: str | None, database: str | None, via: str | None) -> int:
-        if action in _ALWAYS_ALLOWED:
-            return sqlite3.SQLITE_OK
-        if action != sqlite3.SQLITE_READ or first is None:
-            # Writes, PRAGMA, ATTACH, transactions, schema changes, temporary objects: none of them is a read.
-            self.refusal = QueryRejected("only one SELECT reading granted tables is allowed", reason=RefusalReason.STATEMENT)
-            return sqlite3.SQLITE_DENY
-        if via is not None and via.lower() not in self.granted:
-            self.refusal = not_granted(via)  # the view as the query names it, never a table behind it
-            return sqlite3.SQLITE_DENY
-        # A relation read for its row count only (count(*)) comes without database or column, and so
-        # does a WITH query's or a subquery's name: those read no table, but a name in the file does.
-        if database is None and not second and first.lower() not in self.names_in_file:
-            return sqlite3.SQLITE_OK
-        relation = self.granted.get(first.lower()) if database in (None, FOLDER) else None
-        if relation is None:
-            # Kept simple: a granted view is read only when the tables it reads are granted too.
-            self.refusal = not_granted(first) if via is None else QueryRejected(
-                f'view "{via}" reads a table not granted to this token', reason=RefusalReason.NOT_GRANTED
-            )
-            return sqlite3.SQLITE_DENY
-        if via is None:
-            self.read.add(relation)
-        return sqlite3.SQLITE_OK
-
-
-def opened_tables(program: list[Any], table_of_page: dict[int, str]) -> set[str]:
-    """Every table whose b-tree (or an index of it) the compiled program opens, from EXPLAIN's rows.
-
-    The authorizer alone misses one: a table joined ``USING (id)`` or ``NATURAL``
-    that the query reads no column of by name is never shown to it.
-    """
-    return {
-        table_of_page.get(page, "sqlite_master") if database == 0 else f"temp.{page}"
-        for _, opcode, _, page, database, *_ in program
-        if opcode in _OPENING_OPCODES
-    }
-
-
-def names_in_file(connection: sqlite3.Connection) -> frozenset[str]:
-    return frozenset(name for (name,) in connection.execute(_NAMES_SQL))
-
-
-def not_granted(table: str) -> QueryRejected:
-    # Worded the same for a table that does not exist: a token holder learns no table name.
-    return QueryRejected(f'table "{table}" is not granted to this token', reason=RefusalReason.NOT_GRANTED)
-
-
-_SKIPPED = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?(?:\*/|$)|\b\d+(?:\.\d*)?(?:e[-+]?\d+)?\b", re.S | re.I)
-
-
-def fingerprint(sql: str) -> str:
-    """The same for texts that differ only in string and number constants, comments, spacing and case."""
-    normalised = _SKIPPED.sub(lambda m: " " if m.group().startswith(("-", "/")) else "?", sql)
-    return hashlib.sha256(" ".join(normalised.lower().split()).encode()).hexdigest()[:16]
-
-
-def _compile_error(error: Exception, authorizer: GrantsAuthorizer) -> Exception:
-    """What to answer for a statement SQLite would not compile."""
-    message = str(error)
-    if authorizer.refusal is not None:
-        return authorizer.refusal
-    if message.startswith("no such table: "):
-        return not_granted(message.removeprefix("no such table: ").removeprefix(f"{FOLDER}."))
-    if isinstance(error, sqlite3.ProgrammingError) and "one statement" in message:
-        return QueryRejected("only one statement is allowed", reason=RefusalReason.STATEMENT)
-    if isinstance(error, ValueError) or "syntax error" in message or "incomplete input" in message:
-        return QueryRejected(f"the query does not parse: {message}", reason=RefusalReason.SYNTAX)
-    return QueryFailed(f"the database refused the query: {message[:1024]}")
 
 
 class SQLitePool:
@@ -204,26 +92,14 @@ class SQLitePool:
         return [ColumnInfo(name, type_name) for name, type_name in columns] or None
 
     async def check_query(self, sql: str, granted: frozenset[TableRef]) -> SQLiteQuery:
-        authorizer = GrantsAuthorizer(granted, frozenset())
-
-        def compile_only() -> None:
+        def check() -> SQLiteQuery:
             with contextlib.closing(self.connect()) as connection:
-                authorizer.names_in_file = names_in_file(connection)
-                table_of_page = dict(connection.execute(_PAGES_SQL).fetchall())
-                connection.set_authorizer(authorizer)
-                # Compiled (and authorized) in full, but not run: EXPLAIN lists the program instead.
-                program = connection.execute("EXPLAIN " + sql).fetchall()
-            opened = opened_tables(program, table_of_page)
-            for table in sorted(opened):
-                if table.lower() not in authorizer.granted:
-                    raise not_granted(table)
-            authorizer.read.update(authorizer.granted[table.lower()] for table in opened)
+                return check_statement(connection, sql, granted)
 
         try:
-            await self.in_thread(compile_only)
-        except (sqlite3.Error, ValueError) as error:  # ValueError: a NUL in the text
-            raise _compile_error(error, authorizer) from None
-        return SQLiteQuery(sql, granted, frozenset(authorizer.read), fingerprint(sql))
+            return await self.in_thread(check)
+        except sqlite3.Error as error:  # reading the schema failed; the statement's own errors are answered above
+            raise DatabaseUnavailable(f"cannot read the SQLite file {str(self._path)!r}: {error}") from None
 
     @contextlib.asynccontextmanager
     async def run_query(self, checked: SQLiteQuery) -> AsyncIterator[SQLiteResult]:
