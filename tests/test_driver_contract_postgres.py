@@ -32,17 +32,29 @@ class PostgresDatabase(DriverUnderTest):
     value_types = (
         ValueType("integer", "integer", "integer", (same(0), same(-(2**31)), same(2**31 - 1)), "integer"),
         ValueType("bigint", "bigint", "bigint", (same(2**63 - 1),), "bigint"),
-        ValueType("numeric", "numeric", "numeric", (ValueSample(Decimal("12345678901234567890.5"), "12345678901234567890.5"),), "numeric"),
+        ValueType(
+            "numeric",
+            "numeric",
+            "numeric",
+            (ValueSample(Decimal("12345678901234567890.5"), "12345678901234567890.5"),),
+            "numeric",
+        ),
         ValueType("boolean", "boolean", "boolean", (same(True), same(False)), "boolean"),
         ValueType("text", "text", "text", (same(""), same("naïve ☃ 😀")), "text"),
         ValueType(
             "timestamptz",
             "timestamptz",
             "timestamp with time zone",
-            (ValueSample(datetime.datetime(2024, 1, 2, 3, 4, 5, 123000, datetime.UTC), "2024-01-02T03:04:05.123+00:00"),),
+            (
+                ValueSample(
+                    datetime.datetime(2024, 1, 2, 3, 4, 5, 123000, datetime.UTC), "2024-01-02T03:04:05.123+00:00"
+                ),
+            ),
             "timestamp with time zone",
         ),
-        ValueType("jsonb", "jsonb", "jsonb", (ValueSample(psycopg2.extras.Json({"a": [1, 2]}), {"a": [1, 2]}),), "jsonb"),
+        ValueType(
+            "jsonb", "jsonb", "jsonb", (ValueSample(psycopg2.extras.Json({"a": [1, 2]}), {"a": [1, 2]}),), "jsonb"
+        ),
         ValueType("int_array", "integer[]", "integer[]", (same([[1, 2], [3, 4]]),), "integer[]"),
         ValueType("bytea", "bytea", "bytea", (ValueSample(b"\x01\x02\xff", "\\x0102ff"),), "bytea"),
     )

@@ -132,7 +132,9 @@ class DriverContract:
     async def test_table_data_describes_columns_in_order(self, gateway: Gateway) -> None:
         """GetTableData answers the table's columns in order with the driver's type names."""
         client = await gateway()
-        response = await client.get("/Table", params={"local_table_name": self.local_table("items")}, headers=user_headers())
+        response = await client.get(
+            "/Table", params={"local_table_name": self.local_table("items")}, headers=user_headers()
+        )
         table_data = (await success_of(response))["TableData"]
         assert list(table_data["columns"].items()) == [
             ("id", self.under_test.id_type.described),
@@ -224,7 +226,9 @@ class DriverContract:
     # -- limits ----------------------------------------------------------------------------------------
 
     @pytest.mark.asyncio
-    async def test_statement_time_limit_is_504_and_stops_the_query(self, gateway: Gateway, scratch: ScratchDatabase) -> None:
+    async def test_statement_time_limit_is_504_and_stops_the_query(
+        self, gateway: Gateway, scratch: ScratchDatabase
+    ) -> None:
         """A query past statement_timeout answers 504 query_timeout, stops in the database, and frees its slot."""
         client = await gateway(statement_timeout=1, pool_max_size=1)
         try:

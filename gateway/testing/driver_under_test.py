@@ -25,7 +25,9 @@ _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 def _identifier(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
     # The kit builds table names from it: it must need no quoting in any dialect.
     if not _IDENTIFIER.fullmatch(value):
-        raise ValueError(f"{attribute.name} must be lower-case letters, digits and _ (starting with a letter), got {value!r}")
+        raise ValueError(
+            f"{attribute.name} must be lower-case letters, digits and _ (starting with a letter), got {value!r}"
+        )
 
 
 @attrs.frozen
@@ -51,7 +53,9 @@ class ValueType:
     samples: tuple[ValueSample, ...]
     """Values of the type, edge cases included; the kit adds a NULL of its own."""
     result_type: str | None = None
-    """``columns[].type`` GetData answers for such a column read as is (the first row holding a sample); ``None``: not checked."""
+    """``columns[].type`` GetData answers for such a column read as is (the first row holding a sample).
+
+    ``None``: not checked."""
 
 
 @attrs.frozen
@@ -108,7 +112,9 @@ class DriverUnderTest(abc.ABC):
     """The ``[drivers.<base_type>]`` options the gateway under test builds the driver with."""
 
     @abc.abstractmethod
-    def scratch_database(self, tables: Sequence[ScratchTable], workdir: Path) -> AbstractContextManager[ScratchDatabase]:
+    def scratch_database(
+        self, tables: Sequence[ScratchTable], workdir: Path
+    ) -> AbstractContextManager[ScratchDatabase]:
         """Make a new database holding ``tables`` (in ``folder``) for the ``with`` block; remove it after.
 
         ``workdir`` is the test's own empty directory, for databases that are files.
@@ -129,7 +135,7 @@ class DriverUnderTest(abc.ABC):
     def query_running(self, database: ScratchDatabase) -> bool:
         """Whether a query of the gateway is running in ``database`` right now (the kit polls it, with a deadline).
 
-        Called in a thread, outside the gateway; it must not disturb the query. PostgreSQL would ask
+        Called in a thread, outside the gateway; it must not disturb the query. PostgreSQL's asks
         ``pg_stat_activity``; a file database may try to take a lock readers hold.
         """
 

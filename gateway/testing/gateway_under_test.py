@@ -24,7 +24,7 @@ from gateway.config import structure_config
 ADMIN_TOKEN = "contract-kit-admin-token-0123456789"
 USER_TOKEN = "contract-kit-user-token-0123456789"
 OTHER_TOKEN = "contract-kit-other-token-0123456789"
-"""A token granted a table of another database only."""
+"""A token granted nothing."""
 CLOSE_SECONDS = 60.0
 """How long stopping a gateway may take before the test fails rather than hangs."""
 

@@ -61,12 +61,16 @@ class GrantsAuthorizer:
         self.refusal: QueryRejected | None = None
         """Why the last denial denied, for a message better than SQLite's "not authorized"."""
 
-    def __call__(self, action: int, first: str | None, second: str | None, database: str | None, via: str | None) -> int:
+    def __call__(
+        self, action: int, first: str | None, second: str | None, database: str | None, via: str | None
+    ) -> int:
         if action in _ALWAYS_ALLOWED:
             return sqlite3.SQLITE_OK
         if action != sqlite3.SQLITE_READ or first is None:
             # Writes, PRAGMA, ATTACH, transactions, schema changes, temporary objects: none of them is a read.
-            self.refusal = QueryRejected("only one SELECT reading granted tables is allowed", reason=RefusalReason.STATEMENT)
+            self.refusal = QueryRejected(
+                "only one SELECT reading granted tables is allowed", reason=RefusalReason.STATEMENT
+            )
             return sqlite3.SQLITE_DENY
         if via is not None and via.lower() not in self.granted:
             self.refusal = not_granted(via)  # the view as the query names it, never a table behind it

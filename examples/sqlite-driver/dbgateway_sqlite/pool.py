@@ -38,7 +38,9 @@ from gateway.driver_protocol import (
 )
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 
-_CATALOG_SQL = "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
+_CATALOG_SQL = (
+    "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
+)
 _KINDS = {"table": TableKind.TABLE, "view": TableKind.VIEW}
 T = TypeVar("T")
 
@@ -131,7 +133,10 @@ class SQLitePool:
 
     def stats(self) -> PoolStats:
         return PoolStats(
-            in_use=len(self._running), idle=0, max_size=self._limits.max_size, acquire_waits=self._acquire_waits.snapshot()
+            in_use=len(self._running),
+            idle=0,
+            max_size=self._limits.max_size,
+            acquire_waits=self._acquire_waits.snapshot(),
         )
 
     async def close(self) -> None:
@@ -171,7 +176,8 @@ class SQLiteResult:
             raise
         except sqlite3.Error as error:
             if self._timed_out:
-                raise QueryTimeout(f"the query ran past the statement time limit ({self.limits.statement_timeout:g} s)") from None
+                limit = self.limits.statement_timeout
+                raise QueryTimeout(f"the query ran past the statement time limit ({limit:g} s)") from None
             raise QueryFailed(f"the database refused the query: {str(error)[:1024]}") from None
 
     async def start(self, checked: SQLiteQuery) -> None:
@@ -185,7 +191,9 @@ class SQLiteResult:
         names = result_rows.unique_column_names([column[0] for column in description])
         # SQLite has no result types; the first row's storage classes are the honest answer (and "" without rows).
         first = self._fetched[0] if self._fetched else [None] * len(names)
-        self.columns = [ColumnInfo(name, _storage_class(value) if self._fetched else "") for name, value in zip(names, first)]
+        self.columns = [
+            ColumnInfo(name, _storage_class(value) if self._fetched else "") for name, value in zip(names, first)
+        ]
 
     def _fetch(self) -> list[Any]:
         # One row past the limit, at most, tells whether the limit cut the result.
