@@ -5,9 +5,9 @@ this package's pyproject.toml). It is an example for driver authors, not a
 supported backend; docs/drivers.md walks through it.
 
 AddDatabase: ``database`` is the absolute path of the SQLite file on the
-gateway's host. The other inputs (``ip``, ``port``, ``username``,
-``password``) are required by AddDatabase today and ignored here (see
-``database_file``). The catalog has one folder, ``main``.
+gateway's host, the one connection field this driver declares
+(``connection_fields``); the gateway refuses ``ip``, ``port``, ``username`` and
+``password`` for its databases. The catalog has one folder, ``main``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import structlog
 
 from dbgateway_sqlite.grants import FOLDER
 from dbgateway_sqlite.pool import SQLitePool
-from gateway.driver_protocol import ConnectionData, PoolLimits
+from gateway.driver_protocol import ConnectionData, ConnectionField, FieldKind, PoolLimits
 
 __all__ = ["FOLDER", "SQLiteDriver", "SQLitePool", "database_file"]
 
@@ -29,6 +29,12 @@ class SQLiteDriver:
     """Opens an ``SQLitePool`` per registered file; built by the gateway from ``[drivers.sqlite]``."""
 
     base_type = "sqlite"
+    # A file has no host, port or account: the gateway refuses those inputs for its databases.
+    connection_fields: tuple[ConnectionField, ...] = (
+        ConnectionField(
+            "database", FieldKind.TEXT, description="Absolute path of the SQLite file on the gateway's host"
+        ),
+    )
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         # A ValueError here stops the gateway at start-up, naming [drivers.sqlite]: better than ignoring a typo.
@@ -43,12 +49,9 @@ class SQLiteDriver:
 
 
 def database_file(connection: ConnectionData) -> Path:
-    """The SQLite file AddDatabase named: its ``database`` input, an absolute path.
+    """The SQLite file AddDatabase named: its ``database`` input, an absolute path (``SQLitePool`` checks that).
 
-    The only place that reads AddDatabase's inputs. They are PostgreSQL's today
-    (ip, port, database, username, password), all required, so an
-    administrator passes placeholders for the four a file does not have; they
-    are ignored. Once drivers declare their own connection fields, this becomes
-    one ``path`` field.
+    The only place that reads AddDatabase's inputs; the gateway requires the
+    field, so it is never None here.
     """
-    return Path(connection.database)
+    return Path(connection.database or "")

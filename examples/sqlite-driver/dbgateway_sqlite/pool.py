@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -24,7 +25,6 @@ from typing import Any, TypeVar
 
 import structlog
 
-from dbgateway_sqlite import rows as result_rows
 from dbgateway_sqlite.grants import FOLDER, GrantsAuthorizer, SQLiteQuery, check_statement, names_in_file
 from gateway.driver_protocol import (
     AcquireWaitTally,
@@ -32,7 +32,7 @@ from gateway.driver_protocol import (
     ColumnInfo,
     PoolLimits,
     PoolStats,
-    RowEncoding,
+    Row,
     TableKind,
     TableRef,
 )
@@ -147,18 +147,22 @@ class SQLitePool:
 
 
 class SQLiteResult:
-    """One running statement (the gateway's ``QueryResult``), its rows fetched in batches by a worker."""
+    """One running statement (the gateway's ``QueryResult``): its rows as Python values, fetched by a worker.
+
+    The gateway makes the column names unique, encodes the rows, counts them and
+    applies the row limit; this hands over ``row_limit`` + 1 rows at most, the
+    one beyond telling the gateway the result was cut.
+    """
 
     def __init__(self, pool: SQLitePool, connection: sqlite3.Connection, limits: PoolLimits) -> None:
         self.pool = pool
         self.connection = connection
         self.limits = limits
         self.columns: list[ColumnInfo] = []
-        self.row_count = 0
-        self.truncated = False
         self._timed_out = False
         self._cursor: sqlite3.Cursor | None = None
-        self._fetched: list[Any] = []
+        self._first: list[Row] = []
+        self._handed = 0
         self._exhausted = False
 
     def time_up(self) -> None:
@@ -185,36 +189,51 @@ class SQLiteResult:
             # Again: the check ran on another connection.
             self.connection.set_authorizer(GrantsAuthorizer(checked.granted, names_in_file(self.connection)))
             self._cursor = self.connection.execute(checked.sql)
-            return self._cursor.description or (), self._fetch()
+            return self._cursor.description or (), self._fetch_raw()
 
-        description, self._fetched = await self.step(execute)
-        names = result_rows.unique_column_names([column[0] for column in description])
+        description, first = await self.step(execute)
         # SQLite has no result types; the first row's storage classes are the honest answer (and "" without rows).
-        first = self._fetched[0] if self._fetched else [None] * len(names)
-        self.columns = [
-            ColumnInfo(name, _storage_class(value) if self._fetched else "") for name, value in zip(names, first)
-        ]
+        classes = [_storage_class(value) for value in first[0]] if first else [""] * len(description)
+        # The database's own names, repeats and all: the gateway makes them unique.
+        self.columns = [ColumnInfo(column[0], type_name) for column, type_name in zip(description, classes)]
+        self._first = [_row(row) for row in first]
 
-    def _fetch(self) -> list[Any]:
-        # One row past the limit, at most, tells whether the limit cut the result.
-        size = min(self.limits.batch_size, self.limits.row_limit + 1 - self.row_count - len(self._fetched))
+    def _fetch_raw(self) -> list[Any]:
+        # One row past the limit, at most, in all: it tells the gateway the limit cut the result.
+        size = min(self.limits.batch_size, self.limits.row_limit + 1 - self._handed)
         assert self._cursor is not None
-        batch = self._cursor.fetchmany(size)
-        self._exhausted = len(batch) < size
+        batch = self._cursor.fetchmany(size) if size > 0 else []
+        self._handed += len(batch)
+        self._exhausted = len(batch) < size or self._handed > self.limits.row_limit
         return batch
 
-    # --- Encoding and the row limit: TO BE DELETED once the gateway encodes rows itself (see rows.py). ---
-    async def json_batches(self, encoding: RowEncoding | None = None) -> AsyncIterator[bytes]:
-        names = [column.name for column in self.columns]
-        batch, self._fetched = self._fetched, []
+    def _fetch(self) -> list[Row]:
+        return [_row(row) for row in self._fetch_raw()]  # converted in the worker too, off the event loop
+
+    async def batches(self) -> AsyncIterator[list[Row]]:
+        batch, self._first = self._first, []  # no reference kept: the gateway empties each list as it encodes
         while batch:
-            batch, self.truncated = result_rows.within_limit(batch, self.row_count, self.limits.row_limit)
-            self.row_count += len(batch)
-            if batch:
-                yield result_rows.encode(names, batch, encoding)
-            if self.truncated or self._exhausted:
+            yield batch
+            if self._exhausted:
                 return
             batch = await self.step(self._fetch)
+
+    def encoded(self, rows: int, size: int) -> None:
+        """Nothing to do: fetches are sized in rows, SQLite rows are read from a local file."""
+
+
+def _row(row: Sequence[Any]) -> list[Any]:
+    return [_json_value(value) for value in row]
+
+
+def _json_value(value: Any) -> Any:
+    """One SQLite value (NULL, INTEGER, REAL, TEXT or BLOB) as a value ``driver_protocol.Row`` allows."""
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no infinities; PostgreSQL's driver spells them like this too. (SQLite stores NaN as NULL.)
+        return "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, bytes):
+        return "\\x" + value.hex()  # as PostgreSQL prints bytea
+    return value
 
 
 def _storage_class(value: Any) -> str:
