@@ -25,7 +25,9 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
+from gateway.connection_fields import SLOTS, declared_fields
 from gateway.driver_loader import ENTRY_POINT_GROUP
+from gateway.driver_protocol import Driver
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (
     OTHER_TOKEN,
@@ -50,6 +52,18 @@ PROBE_SECONDS = 20.0
 """Deadline for the driver's probe to see a query start or stop (generous: CI machines are busy)."""
 
 Gateway = Callable[..., Awaitable[TestClient]]
+
+_FIELD_SAMPLES = {"ip": "127.0.0.1", "port": "5432", "database": "kit", "username": "kit", "password": "kit"}
+"""A valid value of each connection field, for the ones a driver does not declare."""
+
+
+def installed_driver(under_test: DriverUnderTest) -> Driver:
+    """The driver under test, built as the gateway builds it (its entry point, with ``driver_options``)."""
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == under_test.base_type:
+            driver: Driver = entry.load()(dict(under_test.driver_options))
+            return driver
+    raise AssertionError(f"no driver {under_test.base_type!r} in the {ENTRY_POINT_GROUP!r} entry-point group")
 
 
 def kit_tables(under_test: DriverUnderTest) -> list[ScratchTable]:
@@ -127,6 +141,22 @@ class DriverContract:
             await client.get("/Database", params={"local_database_name": LOCAL_DATABASE}, headers=admin_headers())
         )
         assert body[0]["base_type"] == self.under_test.base_type, body
+
+    @pytest.mark.asyncio
+    async def test_connection_fields_are_the_declared_ones(self, gateway: Gateway, scratch: ScratchDatabase) -> None:
+        """AddDatabase takes the declared connection fields only (400 for another); the answer shows no other."""
+        client = await gateway()
+        declared = {field.name for field in declared_fields(installed_driver(self.under_test))}
+        assert set(scratch.parameters) <= declared, "scratch_database's parameters must be declared connection fields"
+        body = await success_of(
+            await client.get("/Database", params={"local_database_name": LOCAL_DATABASE}, headers=admin_headers())
+        )
+        assert set(body[0]) & set(SLOTS) <= declared, body
+        for undeclared in [name for name in SLOTS if name not in declared]:
+            parameters = {**scratch.parameters, undeclared: _FIELD_SAMPLES[undeclared]}
+            parameters.update(local_database_name="kit_other", base_type=self.under_test.base_type)
+            response = await client.put("/Database", params=parameters, headers=admin_headers())
+            assert undeclared in await error_of(response, 400, "bad_request")
 
     @pytest.mark.asyncio
     async def test_table_data_describes_columns_in_order(self, gateway: Gateway) -> None:

@@ -85,7 +85,7 @@ class ScratchDatabase:
     """A database the driver made for one test."""
 
     parameters: Mapping[str, str]
-    """The AddDatabase inputs that register it, except ``local_database_name`` and ``base_type``."""
+    """The AddDatabase inputs that register it: the driver's declared connection fields, nothing else."""
     handle: Any = None
     """Whatever the driver's own methods (``query_running``) need to find it again: a path, a name."""
 
