@@ -22,12 +22,22 @@ install-venv:
 	$(BIN)/pip install --quiet -e '.[test]'; \
 	touch $(BIN)/dbgateway
 
+# The example driver (examples/sqlite-driver) is installed editable beside dbgateway, so `make test` runs
+# the driver contract kit (gateway.testing) against it. Editable: its code changes need no reinstall; only
+# a new pyproject.toml (entry points) or a rebuilt venv does, which the stamp's prerequisites say.
+SQLITE_EXAMPLE := $(VENV)/.sqlite-example-installed
+
+$(SQLITE_EXAMPLE): examples/sqlite-driver/pyproject.toml $(BIN)/dbgateway
+	@flock $(LOCK) $(BIN)/pip install --quiet --no-deps -e examples/sqlite-driver
+	@touch $@
+
 ## run: install, then start the gateway with embedded defaults (127.0.0.1:8080, ./data)
 run: $(BIN)/dbgateway
 	$(BIN)/dbgateway serve
 
-## test: install, make sure PostgreSQL answers (starting the local cluster if stopped), run every test
-test: $(BIN)/dbgateway
+## test: install (with the example driver), make sure PostgreSQL answers (starting the local cluster if
+## stopped), run every test: tests/ and the contract kit against the example driver
+test: $(BIN)/dbgateway $(SQLITE_EXAMPLE)
 	$(BIN)/python scripts/ensure_postgres.py
 	$(BIN)/pytest $(PYTEST_ARGS)
 

@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+import structlog
 from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from drivers.postgres import PostgresDriver
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
@@ -43,8 +43,14 @@ JSON_MEDIA_TYPES = {"application/json", "text/javascript"}
 
 @functools.cache
 def default_document() -> dict[str, Any]:
-    """The document of a gateway with the default settings and the postgres driver."""
-    return build_document(handler_operations(), DocumentContext(GatewayConfig(), DriverCatalog({"postgres": PostgresDriver({})})))
+    """The document of a gateway with the default settings and the installed drivers.
+
+    The installed ones, as the gateway under test loads them: ``make test`` installs
+    the example driver (examples/sqlite-driver) beside postgres, and its
+    ``base_type`` and connection field are in the document too.
+    """
+    drivers = DriverCatalog.from_entry_points({}, structlog.get_logger())
+    return build_document(handler_operations(), DocumentContext(GatewayConfig(), drivers))
 
 
 def contract_of(app: web.Application) -> ResponseContract:

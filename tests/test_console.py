@@ -207,7 +207,8 @@ def test_log_format_decides_what_a_pipe_gets(tmp_path: Path, log_format: str, js
     if json_lines:
         listening = next(json.loads(line) for line in lines if '"gateway_listening"' in line)
         assert listening["version"] == __version__ and listening["url"] == f"http://127.0.0.1:{port}"
-        assert listening["drivers"] == ["postgres"] and listening["workers"] == 1
+        # postgres, and whatever else is installed (`make test` installs the example sqlite driver).
+        assert "postgres" in listening["drivers"] and listening["workers"] == 1
         assert listening["admin_access"] == "the admin_token setting (environment DBGATEWAY_ADMIN_TOKEN)"
         assert ADMIN_TOKEN not in stderr
     else:

@@ -1,0 +1,109 @@
+"""The SQLite example driver against the contract kit (``gateway.testing``), plus a few SQLite-only refusals.
+
+Everything the kit needs to know about SQLite is in ``SQLiteDatabase``: how to
+make a scratch file, the types it serves, two queries in SQLite's dialect and
+a probe that tells whether the gateway still reads the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.testing import DriverContract, DriverUnderTest, ScratchDatabase, ScratchTable, ValueSample, ValueType
+from gateway.testing.contract import LOCAL_DATABASE, SECRET_LABEL, Gateway
+from gateway.testing.gateway_under_test import error_of, get_data
+
+
+def same(value: Any) -> ValueSample:
+    """A sample that JSON carries unchanged."""
+    return ValueSample(value, value)
+
+
+class SQLiteDatabase(DriverUnderTest):
+    base_type = "sqlite"
+    folder = "main"
+    id_type = ValueType("integer", "INTEGER", "INTEGER", ())
+    text_type = ValueType("text", "TEXT", "TEXT", ())
+    # SQLite's five storage classes (NULL is the kit's own row in every table). The result type is
+    # the storage class of the first row's value: SQLite has no result column types.
+    value_types = (
+        ValueType("integer", "INTEGER", "INTEGER", (same(0), same(-1), same(2**63 - 1), same(-(2**63))), "integer"),
+        ValueType(
+            "real",
+            "REAL",
+            "REAL",
+            (same(0.5), same(-1e-7), same(1.7976931348623157e308), ValueSample(math.inf, "Infinity"),
+             ValueSample(-math.inf, "-Infinity")),
+            "real",
+        ),
+        ValueType("text", "TEXT", "TEXT", (same(""), same("naïve ☃ 😀"), same('"quoted" \\ and\nnew line')), "text"),
+        ValueType("blob", "BLOB", "BLOB", (ValueSample(b"\x00\x01\xff", "\\x0001ff"), ValueSample(b"", "\\x")), "blob"),
+    )
+
+    @contextlib.contextmanager
+    def scratch_database(self, tables: Sequence[ScratchTable], workdir: Path) -> Iterator[ScratchDatabase]:
+        path = workdir / "kit.sqlite3"
+        with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+            for table in tables:
+                columns = ", ".join(f"{column.name} {column.type.declared}" for column in table.columns)
+                connection.execute(f"CREATE TABLE {table.name} ({columns})")
+                marks = ", ".join("?" for _ in table.columns)
+                connection.executemany(f"INSERT INTO {table.name} VALUES ({marks})", table.rows)
+        # The one connection field the driver declares: the gateway would refuse ip, port or username.
+        yield ScratchDatabase({"database": str(path)}, path)
+        path.unlink()
+
+    def slow_query(self, table: str) -> str:
+        # Counts forever (a recursive WITH without end), reading the table all along.
+        return (
+            "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+            f"SELECT count(*) AS n FROM c CROSS JOIN {self.qualified_name(table)}"
+        )
+
+    def many_rows_query(self, table: str, count: int) -> str:
+        return f"WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < {count}) SELECT n FROM c"
+
+    def query_running(self, database: ScratchDatabase) -> bool:
+        # A statement reading the file holds SQLite's shared lock until it ends; an exclusive lock
+        # cannot be had while any does (the file is in the default rollback-journal mode).
+        with contextlib.closing(sqlite3.connect(database.handle, timeout=0, isolation_level=None)) as probe:
+            try:
+                probe.execute("BEGIN EXCLUSIVE")
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error):
+                    raise
+                return True
+            probe.execute("ROLLBACK")
+            return False
+
+
+class TestSQLiteContract(DriverContract):
+    under_test = SQLiteDatabase()
+
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize(
+        "query",
+        [
+            "SELECT items.id FROM main.items JOIN main.secret USING (id)",  # the authorizer never sees secret
+            "SELECT * FROM main.items NATURAL JOIN main.secret",
+            "SELECT name FROM sqlite_master",
+            "SELECT * FROM pragma_table_info('secret')",
+            "PRAGMA table_info(secret)",
+            "ATTACH DATABASE ':memory:' AS other",
+            "CREATE TEMP TABLE t AS SELECT * FROM main.items",
+            "SELECT 1; SELECT 2",
+        ],
+        ids=["using", "natural", "schema", "pragma_function", "pragma", "attach", "temp_table", "two_statements"],
+    )
+    async def test_sqlite_ways_around_the_grants_are_refused(self, gateway: Gateway, query: str) -> None:
+        """SQLite-only ways to read or change what was not granted are 400 query_rejected."""
+        client = await gateway()
+        message = await error_of(await get_data(client, LOCAL_DATABASE, query), 400, "query_rejected")
+        assert SECRET_LABEL not in message
