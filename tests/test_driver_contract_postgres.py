@@ -12,7 +12,6 @@ import datetime
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import psycopg2.extras
 
@@ -20,8 +19,7 @@ from gateway.testing import DriverContract, DriverUnderTest, ScratchDatabase, Sc
 from support import create_database, drop_database, run_sql, server_parameters
 
 
-def same(value: Any) -> ValueSample:
-    return ValueSample(value, value)
+same = ValueSample.unchanged
 
 
 class PostgresDatabase(DriverUnderTest):

@@ -39,6 +39,11 @@ class ValueSample:
     json: Any
     """What the value is in GetData's JSON answer (``json.loads`` of it): ``1``, ``"2024-01-02"``, ``[1, 2]``."""
 
+    @classmethod
+    def unchanged(cls, value: Any) -> ValueSample:
+        """A value that JSON carries back as it was stored (a number, a string)."""
+        return cls(value, value)
+
 
 @attrs.frozen
 class ValueType:

@@ -12,7 +12,6 @@ import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,9 +20,7 @@ from gateway.testing.contract import LOCAL_DATABASE, SECRET_LABEL, Gateway
 from gateway.testing.gateway_under_test import error_of, get_data
 
 
-def same(value: Any) -> ValueSample:
-    """A sample that JSON carries unchanged."""
-    return ValueSample(value, value)
+same = ValueSample.unchanged
 
 
 class SQLiteDatabase(DriverUnderTest):
