@@ -128,9 +128,18 @@ def parameter_group(
     return attrs.field(metadata={_DECLARATION: ParameterGroup(parameters, reader, secrets)})
 
 
-def declarations(inputs: type) -> list[tuple[str, Parameter | ParameterGroup]]:
+_declarations_by_class: dict[type, tuple[tuple[str, Parameter | ParameterGroup], ...]] = {}
+"""``declarations`` of each inputs class, read once: every request of the operation asks."""
+
+
+def declarations(inputs: type) -> tuple[tuple[str, Parameter | ParameterGroup], ...]:
     """The field names of an inputs class with what each declares, in field order."""
-    return [(field.name, field.metadata[_DECLARATION]) for field in attrs.fields(inputs)]
+    known = _declarations_by_class.get(inputs)
+    if known is None:
+        known = _declarations_by_class[inputs] = tuple(
+            (field.name, field.metadata[_DECLARATION]) for field in attrs.fields(inputs)
+        )
+    return known
 
 
 def documented_parameters(inputs: type, context: DocumentContext) -> list[tuple[str, Parameter]]:
