@@ -27,7 +27,6 @@ from gateway.connection_fields import (
     ConnectionField,
     FieldKind,
     connection_parameters,
-    declared_fields,
 )
 from gateway.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
@@ -62,7 +61,7 @@ def connection_change_parameters(context: DocumentContext) -> dict[str, Paramete
 
 
 def _documented(context: DocumentContext, *, adding: bool) -> dict[str, Parameter]:
-    declarations = {name: declared_fields(context.drivers.get(name)) for name in context.drivers.names}
+    declarations = {name: context.drivers.connection_fields(name) for name in context.drivers.names}
     parameters: dict[str, Parameter] = {}
     for field in connection_parameters(context.drivers.drivers):
         taking = [name for name, fields in declarations.items() if any(f.name == field.name for f in fields)]

@@ -335,7 +335,8 @@ class FixedEventLogger:
         fields["pid"] = _process_id[0]
         fields["instance"] = self._instance
         self._redactor(None, "info", fields)
-        self._sink.write_info(orjson.dumps(fields, default=repr).decode(), timestamp, event)
+        (line,), _ = _render_json(None, "info", fields)
+        self._sink.write_info(line, timestamp, event)
 
 
 @attrs.frozen
