@@ -44,6 +44,17 @@ class RowEncoding:
     """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
 
 
+def rows_per_slice(widest_row_bytes: int) -> int:
+    """Rows to cast or encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to ``SLICE_ROWS``.
+
+    ``widest_row_bytes`` is the widest row encoded so far (0 before the first). A driver that casts its rows
+    in slices (PostgreSQL's) sizes them the same way.
+    """
+    if widest_row_bytes == 0:
+        return SLICE_ROWS
+    return max(1, min(SLICE_ROWS, SLICE_BYTES // widest_row_bytes))
+
+
 def unique_column_names(names: Sequence[str]) -> list[str]:
     """Keep every column: a repeated name gets ``_2``, ``_3`` ... skipping names other columns have."""
     originals = set(names)
@@ -139,8 +150,5 @@ class EncodedRows:
                 parts, size = [], 0
 
     def _slice_rows(self) -> int:
-        """Rows to encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to ``SLICE_ROWS``."""
-        if self._widest == 0:
-            return SLICE_ROWS
-        return max(1, min(SLICE_ROWS, SLICE_BYTES // self._widest))
+        return rows_per_slice(self._widest)
 

@@ -28,6 +28,7 @@ import attrs
 import psycopg2
 
 from gateway.errors import ResultTooLarge
+from gateway.result_rows import rows_per_slice
 
 ROW_CAP_SETTING = "dbgateway.row_cap"
 """The custom setting the wrapper reads the row cap from; set with ``set_config(..., true)`` before each FETCH."""
@@ -50,9 +51,6 @@ size is refused only by ``max_row_bytes``, whatever rows came before it."""
 
 HEADROOM = 4
 """How much larger than the largest row seen so far a later row may be without being refused by the FETCH's cap."""
-
-SLICE_BYTES = 4 * 1024 * 1024
-"""About how many bytes of rows are cast between two returns to the event loop (the gateway encodes as much)."""
 
 TRIM_AFTER_BYTES = 16 * 1024 * 1024
 """Bytes of rows an answer must have received before its end hands freed heap back to the OS."""
@@ -160,10 +158,8 @@ class FetchPlan:
         self.largest_row = max(self.largest_row, widest)
 
     def slice_rows(self) -> int:
-        """Rows to cast between two returns to the event loop: about ``SLICE_BYTES``, 1 to 250."""
-        if self.largest_row == 0:
-            return 250
-        return max(1, min(250, SLICE_BYTES // self.largest_row))
+        """Rows to cast between two returns to the event loop: as many as the gateway encodes at once."""
+        return rows_per_slice(self.largest_row)
 
 
 def _load_malloc_trim() -> Callable[[int], int] | None:
