@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import select
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 import aiopg
@@ -92,8 +93,22 @@ def _keep_runaway_slots_free(pool: aiopg.Pool, slots: BackendSlots) -> None:
     pool._minsize = slots.kept_open  # noqa: SLF001 - aiopg has no public way to lower minsize
 
 
+def _free_at_once(pool: aiopg.Pool) -> bool:
+    """Whether aiopg hands a connection over without waiting: one is free and nobody holds the pool's lock.
+
+    Its ``acquire`` then takes the connection before it ever suspends, so a
+    cancellation cannot land between the taking and the caller, and there is no
+    wait for a time limit to cut: the task and the timed wait are not needed.
+    (A free connection the server closed meanwhile makes aiopg open a new one;
+    its own ``timeout`` bounds that rare wait.)
+    """
+    return pool.freesize > 0 and not pool._cond.locked()  # noqa: SLF001 - aiopg has no public way to ask
+
+
 async def _connection_within(pool: aiopg.Pool, seconds: float, timeout: float) -> aiopg.Connection:
     """A connection from aiopg within ``seconds``, what is left of the request's ``timeout``."""
+    if _free_at_once(pool):
+        return await _connected(_take_connection(pool))
     task = asyncio.ensure_future(_take_connection(pool))
     try:
         done, _ = await asyncio.wait((task,), timeout=max(0.0, seconds))
@@ -111,8 +126,13 @@ async def _connection_within(pool: aiopg.Pool, seconds: float, timeout: float) -
         raise DatabaseUnavailable(
             f"no connection to the database became free within {timeout:g} s ({why}); try again later"
         )
+    return await _connected(task)
+
+
+async def _connected(taking: Awaitable[aiopg.Connection]) -> aiopg.Connection:
+    """The connection ``taking`` gives, or ``DatabaseUnavailable`` saying why there is none."""
     try:
-        return task.result()
+        return await taking
     except psycopg2.Error as exc:
         raise DatabaseUnavailable(f"cannot connect to the database: {first_line(exc)}") from exc
     except (asyncio.TimeoutError, OSError, RuntimeError) as exc:  # aiopg's own time-out; closed pool

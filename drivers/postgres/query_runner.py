@@ -23,20 +23,21 @@ The statements are SQL text (``DECLARE ...; FETCH ...``) because psycopg2's
 asynchronous connections, which aiopg uses, cannot open named cursors, and
 psycopg2 keeps the result of the last statement of a batch.
 
-Each statement runs in a task of its own because aiopg closes the connection
-when the task awaiting a statement is cancelled, and the server would go on
-running the query for a client that is gone. The runner waits on that task
-instead; on the time limit or a cancellation it first cancels the statement on
-the server (libpq's PQcancel), waits briefly for the connection to answer, and
-then ends the transaction, or discards the connection if it does not answer.
-A backend discarded so may still run (a built-in that never checks for
-interrupts): its pid goes to ``runaways.RunawayBackends``, which counts it
-against the pool until it is gone.
+Each statement is awaited without a task of its own (``statements``): aiopg's
+own wait closes the connection when the request is cancelled, and the server
+would go on running the query for a client that is gone. The runner waits on
+aiopg's waiter until the query's deadline instead; on the time limit or a
+cancellation it first cancels the statement on the server (libpq's PQcancel),
+waits briefly for the connection to answer, and then ends the transaction, or
+discards the connection if it does not answer. A backend discarded so may
+still run (a built-in that never checks for interrupts): its pid goes to
+``runaways.RunawayBackends``, which counts it against the pool until it is gone.
 
-aiopg reports a server-side cancel (SQLSTATE 57014) as ``CancelledError`` and
-also hands it to the event loop's exception handler, which logs it with a
-traceback at error level under the ``asyncio`` logger. The runner turns it
-back into ``QueryTimeout``; ``query_errors.CanceledStatementLogFilter`` drops that record.
+The server's cancel (SQLSTATE 57014) reaches the runner as psycopg2's
+``QueryCanceledError`` and becomes ``QueryTimeout``. Statements that still go
+through aiopg's cursor (the type-name look-up, the closing COMMIT or ROLLBACK)
+would have it reported as ``CancelledError`` and logged by the event loop's
+exception handler; ``query_errors.CanceledStatementLogFilter`` drops that record.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from drivers.postgres.connections import acquire_live_connection, first_line, re
 from drivers.postgres.query_errors import cut_message, database_error, timeout_error
 from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
 from drivers.postgres.missed_arrays import cast_missed_arrays
+from drivers.postgres import statements
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.background import keep_running
@@ -66,28 +68,6 @@ CURSOR_NAME = "dbgw_cursor"
 
 CLEANUP_GRACE_SECONDS = 2.0
 """How long a cancelled statement or the closing COMMIT/ROLLBACK may take before the connection is discarded."""
-
-def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
-    # A statement task abandoned after a time-out may end with an error nobody
-    # awaits; reading it keeps asyncio from reporting it as never retrieved.
-    if not task.cancelled():
-        task.exception()
-
-
-async def _execute(cursor: aiopg.Cursor, statement: str) -> int:
-    """Run ``statement``; return how many rows its last statement holds (read with ``fetchmany``)."""
-    try:
-        await cursor.execute(statement)
-    except asyncio.CancelledError as cancelled:
-        # aiopg turns the server's QueryCanceledError into CancelledError. Nothing
-        # cancels this task itself, so hand back the database's error instead.
-        canceled_on_server = cancelled.__context__
-        current = asyncio.current_task()
-        if isinstance(canceled_on_server, pg_ext.QueryCanceledError) and current and not current.cancelling():
-            raise canceled_on_server from None
-        raise
-    return int(cursor.raw.rowcount)
-
 
 class MultiBatchQueries:
     """Which query texts lately needed more than one batch, so ``run_query`` skips the one-round-trip attempt.
@@ -134,11 +114,12 @@ class StreamingQuery:
         self._logger = logger
         self._loop = asyncio.get_running_loop()
         self._deadline = self._loop.time() + limits.statement_timeout
-        self._cursor: aiopg.Cursor | None = None
+        self._cursor: Any = None
+        """The psycopg2 cursor that holds each FETCH's result (``statements.send`` runs on it)."""
         self._first_batch_rows: int | None = None
         self._missed_arrays: list[tuple[int, Any]] = []
         self._ran_twice = False
-        self._in_flight: asyncio.Future[int] | None = None
+        self._in_flight: asyncio.Future[None] | None = None
         self._asked = 0
         self._cap = 0
         self._plan = FetchPlan(batch_size=limits.batch_size, max_row_bytes=limits.max_row_bytes)
@@ -171,9 +152,7 @@ class StreamingQuery:
         attempt's rows are dropped, so every row sent comes from one snapshot.
         """
         try:
-            self._cursor = await self._connection.cursor(
-                timeout=self._limits.statement_timeout + 2 * CLEANUP_GRACE_SECONDS
-            )
+            self._cursor = self._connection.raw.cursor()
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
             raise DatabaseUnavailable(
                 f"the database connection failed: {cut_message(first_line(exc))}"
@@ -250,7 +229,7 @@ class StreamingQuery:
             rows = await self._read_batch(min(received, room))
             self._row_count += len(rows)
             more = not (exhausted or self._row_count >= wanted)
-            next_batch: asyncio.Future[int] | None = None
+            next_batch: asyncio.Future[None] | None = None
             prefetch = self._asked > 1 or self._cap <= FETCH_BUDGET_BYTES
             if more and prefetch:
                 # The database prepares the next batch while this one is encoded and written out.
@@ -270,15 +249,14 @@ class StreamingQuery:
                 next_batch = self._fetch_next(wanted - self._received)
             received = await self._receive(next_batch)
 
-    def _fetch_next(self, room: int) -> asyncio.Future[int]:
+    def _fetch_next(self, room: int) -> asyncio.Future[None]:
         """Send the next FETCH, its size and row cap following the rows seen so far."""
         self._asked, self._cap = self._plan.rows_and_cap(room)
         return self._send(f"{set_cap_sql(self._cap)}; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
 
     async def _read_batch(self, count: int) -> list[Row]:
         """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
-        assert self._cursor is not None
-        raw_cursor = self._cursor.raw
+        raw_cursor = self._cursor
         rows: list[Row] = []
         try:
             while len(rows) < count:
@@ -312,45 +290,49 @@ class StreamingQuery:
         """Run one statement within the query's deadline; cancel it on the server if it must stop early."""
         return await self._receive(self._send(statement))
 
-    def _send(self, statement: str) -> asyncio.Future[int]:
+    def _send(self, statement: str) -> asyncio.Future[None]:
         """Start ``statement``; ``_receive`` waits for its outcome (the statement may run meanwhile)."""
         if self._closed or self._cursor is None:
             raise RuntimeError("the query's connection was already given back; read batches() inside run_query")
         if self._remaining() <= 0:
             raise timeout_error(self._limits)
-        task = asyncio.ensure_future(_execute(self._cursor, statement))
-        task.add_done_callback(_retrieve_outcome)
-        self._in_flight = task
-        return task
-
-    async def _receive(self, task: asyncio.Future[int]) -> int:
-        """How many rows the statement ``_send`` started returned, within the query's deadline."""
-        remaining = self._remaining()
         try:
-            if remaining > 0 and not task.done():
-                await asyncio.wait((task,), timeout=remaining)
+            waiter = statements.send(self._connection, self._cursor, statement)
+        except (psycopg2.Error, ValueError) as exc:
+            # Refused before it was sent (a closed connection, a NUL character): _receive reports it, as it
+            # reports the errors of statements that were sent.
+            waiter = self._loop.create_future()
+            waiter.set_exception(exc)
+        self._in_flight = waiter
+        return waiter
+
+    async def _receive(self, waiter: asyncio.Future[None]) -> int:
+        """How many rows the statement ``_send`` started returned, within the query's deadline."""
+        try:
+            if self._remaining() > 0:
+                await statements.wait_until(waiter, self._deadline)
         except asyncio.CancelledError:
-            await self._abandon(task, reason="request_cancelled")
+            await self._abandon(waiter, reason="request_cancelled")
             raise
-        if not task.done() or self._remaining() <= 0:
-            await self._abandon(task, reason="statement_time_limit")
+        if not waiter.done() or self._remaining() <= 0:
+            await self._abandon(waiter, reason="statement_time_limit")
             raise timeout_error(self._limits)
         self._in_flight = None
+        statements.forget(self._connection, waiter)
         try:
-            return task.result()
+            waiter.result()
         except psycopg2.Error as exc:
             too_large = row_too_large(exc, self._limits.max_row_bytes)
             if too_large is not None:
                 raise too_large from None
             raise database_error(exc, self._connection, self._limits) from exc
-        except asyncio.TimeoutError as exc:  # aiopg's cursor time-out; it closed the connection
-            raise timeout_error(self._limits) from exc
         except ValueError as exc:  # psycopg2 refuses query text with a NUL character before sending it
             raise QueryFailed(f"the query cannot be sent to the database: {exc}") from exc
+        return int(self._cursor.rowcount)
 
-    async def _abandon(self, task: asyncio.Future[Any], *, reason: str) -> None:
+    async def _abandon(self, waiter: asyncio.Future[None], *, reason: str) -> None:
         """Cancel the statement in flight on the server and wait briefly; discard the connection if it stays busy."""
-        if not task.done():
+        if not waiter.done():
             self._logger.info("postgres_statement_cancelling", reason=reason)
             try:
                 # PQcancel blocks while it sends the cancel request over a new
@@ -358,12 +340,14 @@ class StreamingQuery:
                 self._connection.raw.cancel()
             except psycopg2.Error as exc:
                 self._logger.warning("postgres_cancel_failed", reason=first_line(exc))
+        waiter.add_done_callback(statements.retrieve_outcome)  # its error is the cancel we asked for
         try:
-            await asyncio.wait((task,), timeout=CLEANUP_GRACE_SECONDS)
+            await statements.wait_until(waiter, self._loop.time() + CLEANUP_GRACE_SECONDS)
         finally:
-            if not task.done():
+            if not waiter.done():
                 self._logger.warning("postgres_connection_discarded", reason="statement did not stop after cancel")
                 self._discard_running(reason)
+            statements.forget(self._connection, waiter)
 
     def _discard_running(self, reason: str) -> None:
         """Close the connection of a statement that ignored the cancel; its backend runs on as a runaway."""
