@@ -38,7 +38,10 @@ REQUEST_GRACE_SHARE = 0.8
 """The share of ``shutdown_timeout`` running requests get after SIGTERM; the rest is for closing pools."""
 
 FULL_COLLECTION_THRESHOLD = 100
-"""Young-generation collections between two full ones (Python's default is 10); see ``serve``."""
+"""Middle-generation collections between two full ones (Python's default is 10); see ``serve``."""
+
+YOUNG_COLLECTION_THRESHOLD = 7000
+"""New container objects between two young-generation collections (Python's default is 700); see ``serve``."""
 
 DEADLINE_EXIT_STATUS = 1
 """The exit status of a process that was still stopping at ``shutdown_timeout``."""
@@ -106,8 +109,8 @@ def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.sock
     # collector's way, and full collections are made rarer. Young collections are unchanged.
     gc.collect()
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_THRESHOLD)
+    _, middle, _ = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, FULL_COLLECTION_THRESHOLD)
     app.on_shutdown.append(_bound_the_shutdown)
     web.run_app(
         app,
