@@ -199,6 +199,15 @@ def _build_builtin_casters() -> tuple[tuple[Caster, ...], frozenset[int], frozen
 
 _BUILTIN_CASTERS, BUILTIN_OIDS, _TEXT_FORM_OIDS = _build_builtin_casters()
 
+PYTHON_CASTS: dict[int, Callable[[str | None, Any], Any]] = {
+    oid: caster
+    for _, scalar_oids, caster, _, _ in _BUILTIN_TYPES
+    if not isinstance(caster, _TYPECASTER_CLASS)
+    for oid in scalar_oids
+}
+"""The scalar types whose values a Python function makes from their text (float, json, timestamps ...):
+``deferred_casts`` may read them as text and call the same function later."""
+
 
 def keep_text(raw_connection: Any, oid: int) -> None:
     """Make this connection return values of type ``oid`` as PostgreSQL's text, through psycopg2's C caster.
