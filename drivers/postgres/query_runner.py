@@ -281,9 +281,19 @@ class StreamingQuery:
             received = await self._receive(next_batch)
 
     def _fetch_next(self, room: int) -> asyncio.Future[int]:
-        """Send the next FETCH, its size and row cap following the rows seen so far."""
+        """Send the next FETCH, its size and row cap following the rows seen so far.
+
+        The cap is a transaction-local setting, and ``self._cap`` the value last
+        set in this transaction (the DECLARE's message sets it too): it is sent
+        again only when it changes, which for rows of a steady size is never
+        after the second FETCH.
+        """
+        previous_cap = self._cap
         self._asked, self._cap = self._plan.rows_and_cap(room)
-        return self._send(f"{set_cap_sql(self._cap)}; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
+        fetch = f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
+        if self._cap != previous_cap:
+            fetch = f"{set_cap_sql(self._cap)}; {fetch}"
+        return self._send(fetch)
 
     async def _read_batch(self, count: int) -> list[Row]:
         """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
