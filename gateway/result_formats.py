@@ -35,7 +35,7 @@ import orjson
 from gateway.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
-from gateway.result_rows import JSON_ROWS, RowEncoding
+from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects
 
 CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
@@ -114,9 +114,9 @@ def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
 
 
 def _ndjson_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
-    dumps = _dumps
+    dumps, newline = _dumps, orjson.OPT_APPEND_NEWLINE
     try:
-        return b"".join([dumps(dict(zip(names, row))) + b"\n" for row in rows])
+        return b"".join([dumps(row, option=newline) for row in row_objects(names, rows)])
     except orjson.JSONEncodeError as error:
         raise _unwritable(error) from error
 

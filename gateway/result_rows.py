@@ -18,7 +18,9 @@ fetches by it (PostgreSQL's fetch budget does).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Callable, Sequence
+from typing import Any
 
 import attrs
 import orjson
@@ -71,12 +73,42 @@ def unique_column_names(names: Sequence[str]) -> list[str]:
     return unique
 
 
+@functools.lru_cache(maxsize=128)
+def _objects_maker(width: int) -> Callable[..., list[dict[str, Any]]]:
+    """A function ``(rows, *names)`` making rows of ``width`` values into dicts keyed by the names.
+
+    It is a list comprehension that unpacks each row and builds the dict from a
+    display (``{K0: v0, K1: v1}``), compiled once per number of columns: about
+    half the CPU of ``dict(zip(names, row))`` per row, which makes a pair tuple
+    per value (0.45 s against 0.26 s per million six-column rows, encoding included).
+    The source holds only generated identifiers; the names come in as arguments.
+    """
+    if width == 0:
+        return lambda rows: [{} for _ in rows]
+    keys = ", ".join(f"k{index}" for index in range(width))
+    values = ", ".join(f"v{index}" for index in range(width))
+    pairs = ", ".join(f"k{index}: v{index}" for index in range(width))
+    made: Callable[..., list[dict[str, Any]]] = eval(  # noqa: S307 - generated from ``width`` only
+        f"lambda rows, {keys}: [{{{pairs}}} for {values}, in rows]", {"__builtins__": {}}
+    )
+    return made
+
+
+def row_objects(names: Sequence[str], rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Each row as a dict keyed by ``names`` (unique, as ``EncodedRows`` makes them), in order."""
+    try:
+        return _objects_maker(len(names))(rows, *names)
+    except ValueError as exc:  # a row with more or fewer values than columns: a driver's bug
+        raise InternalError(f"a result row does not have one value per column: {exc}") from exc
+
+
 def encode_json_rows(names: Sequence[str], rows: Sequence[Row]) -> bytes:
     """Rows as JSON objects keyed by ``names``, joined by commas, without the enclosing brackets."""
+    objects = row_objects(names, rows)
     try:
-        if len(rows) == 1:  # no list brackets to cut off: a large row is not copied once more
-            return orjson.dumps(dict(zip(names, rows[0])))
-        return orjson.dumps([dict(zip(names, row)) for row in rows])[1:-1]
+        if len(objects) == 1:  # no list brackets to cut off: a large row is not copied once more
+            return orjson.dumps(objects[0])
+        return orjson.dumps(objects)[1:-1]
     except orjson.JSONEncodeError as exc:
         # Only a value outside the protocol's list (a driver's bug) can get here.
         raise InternalError(f"a value in the result could not be written as JSON: {exc}") from exc

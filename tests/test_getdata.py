@@ -503,6 +503,32 @@ class TestValues:
         ]
 
 
+    async def test_values_of_later_batches_are_those_of_the_first(
+        self, make_gateway: GatewayFactory, shop_database: str
+    ) -> None:
+        """Later batches read the Python-cast types as text and cast them after the next FETCH went out.
+
+        With 2-row fetches, every pair of rows after the first (which came with DECLARE, cast by the
+        connection's casters) must repeat it value for value: floats' NaN and infinities, timestamps with
+        offsets, BC and infinity, json a strict parser refuses, jsonb with a number beyond a double, NULLs.
+        """
+        client = await open_shop(await make_gateway(fetch_batch_size=2), shop_database)
+        long_number = "1" + "0" * 400
+        result = await query_result(
+            client,
+            "select e.*, timestamp '0044-03-15 12:00:00 BC' as bc, timestamptz 'infinity' as forever, "
+            "timetz '03:04:05+02' as tz, '1e400'::json as big, "
+            f"'[{long_number}]'::jsonb as bigb, 'NaN'::float4 as f4, g "
+            "from public.every_type as e cross join generate_series(1, 7) as g order by g, e.i4 nulls last",
+        )
+        rows = result["data"]
+        assert len(rows) == 14 and result["truncated"] is False
+        first = [{name: value for name, value in row.items() if name != "g"} for row in rows[:2]]
+        assert first[0]["ts"] == "2024-02-29T13:14:15.123456" and first[0]["bigb"] == f"[{long_number}]"
+        for index, row in enumerate(rows):
+            assert {name: value for name, value in row.items() if name != "g"} == first[index % 2], index
+
+
 class TestLimits:
     async def test_result_is_cut_at_the_row_limit(self, make_gateway: GatewayFactory, shop_database: str) -> None:
         """With row_limit=5 a 10-row query answers 5 rows, row_count 5 and truncated true."""

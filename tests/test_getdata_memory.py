@@ -183,6 +183,40 @@ async def test_a_row_far_larger_than_the_rows_before_it_is_refused_with_advice(
     assert json.loads(await reordered.read())[0]["row_count"] == 20000
 
 
+async def test_each_later_fetch_reads_with_its_own_cap_as_rows_grow(
+    make_gateway: GatewayFactory, table_database: str
+) -> None:
+    """A row just under 64 KiB after thousands of tiny rows is served: later fetches raise the first one's cap.
+
+    The first fetch caps rows at 32 MiB / 5 000 (6.7 kB); the runner sends the cap again only when it
+    changes, so this fails if a later fetch kept the first one's.
+    """
+    gateway = await _serving(make_gateway, table_database)
+    query = "SELECT i, CASE WHEN i = 9000 THEN repeat('m', 60000) ELSE 'a' END AS v FROM generate_series(1, 9000) AS i"
+    response = await _get(gateway, query)
+    assert response.status == 200, await response.text()
+    answer = json.loads(await response.read())[0]
+    assert answer["row_count"] == 9000 and len(answer["data"][-1]["v"]) == 60000
+
+
+async def test_each_later_fetch_reads_with_its_own_cap_as_rows_shrink(
+    make_gateway: GatewayFactory, table_database: str
+) -> None:
+    """After 1 MB rows read one at a time (capped at max_row_bytes), fetches of several rows cap each at their
+    share of the budget again: a 5 MB row after them is refused (the stream is cut), not read under the old cap."""
+    gateway = await _serving(make_gateway, table_database)
+    query = (
+        "SELECT i, CASE WHEN i <= 2 THEN repeat('L', 1000000) WHEN i = 50 THEN repeat('L', 5000000)"
+        " ELSE 'a' END AS v FROM generate_series(1, 60) AS i"
+    )
+    response = await _get(gateway, query)
+    assert response.status == 200
+    with pytest.raises(ClientPayloadError):
+        await response.read()
+    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+    assert len(failures) == 1 and "came after smaller rows" in failures[0]["message"], failures
+
+
 async def test_a_compressed_stored_value_counts_at_its_text_size(make_gateway: GatewayFactory, scratch_database: str) -> None:
     """10 MB of repeated text is stored in about 115 kB (pglz): the database still measures its text, 422."""
     run_sql(scratch_database, "CREATE TABLE public.t (id integer, v text)")

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 import orjson
+import pytest
 
 from gateway.driver_protocol import ColumnInfo, Row
-from gateway.result_formats import CSV
+from gateway.errors import InternalError
+from gateway.result_formats import CSV, NDJSON
 from gateway.result_rows import EncodedRows
 
 
@@ -91,3 +93,27 @@ async def test_another_format_encodes_the_same_rows() -> None:
     rows = EncodedRows(result, row_limit=10, encoding=CSV.encoding)
     assert CSV.head(rows.columns) == b"a,a_2\r\n"
     assert await read(rows) == b'1,\r\n2,"x,y"\r\n'
+
+
+async def test_rows_of_any_width_become_objects_with_their_names_as_keys() -> None:
+    """The objects are built by code compiled per number of columns: names only ever come in as values."""
+    hostile = ['a"b', "}: 1, **__import__('os').environ, {", "k0", "v0", "é\u2028", ""]
+    for names in (["only"], hostile, [f"c{index}" for index in range(1500)]):
+        row = tuple(range(len(names)))
+        result = ListResult(names, [[row, row]])
+        rows = EncodedRows(result, row_limit=10)
+        expected = dict(zip([column.name for column in rows.columns], row))
+        assert orjson.loads(b"[" + await read(rows) + b"]") == [expected, expected]
+        ndjson = EncodedRows(ListResult(names, [[row]]), row_limit=10, encoding=NDJSON.encoding)
+        assert await read(ndjson) == orjson.dumps(expected) + b"\n"
+
+
+async def test_rows_without_columns_are_empty_objects() -> None:
+    result = ListResult([], [[(), ()]])
+    assert await read(EncodedRows(result, row_limit=10)) == b"{},{}"
+
+
+async def test_a_row_with_a_value_too_many_is_an_internal_error_not_a_shifted_object() -> None:
+    result = ListResult(["a", "b"], [[(1, 2), (1, 2, 3)]])
+    with pytest.raises(InternalError, match="one value per column"):
+        await read(EncodedRows(result, row_limit=10))

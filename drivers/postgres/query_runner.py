@@ -6,7 +6,9 @@ first batch in one round trip, so ``columns`` is known before the HTTP response
 starts. ``batches()`` then yields the rows as Python values (the gateway
 encodes them, ``gateway.result_rows``), at most ``batch_size`` rows per round trip
 and fewer when rows are large; the next batch is already asked for while the
-current one is encoded and written. The cursor reads the query through ``row_bounds.bounded_sql``, so the
+current one is encoded and written. Later batches give the columns whose caster is a Python
+function as text, cast after that next FETCH went out (``deferred_casts``), since psycopg2 allows
+no ``fetchmany`` while a statement runs. The cursor reads the query through ``row_bounds.bounded_sql``, so the
 database refuses a row over each FETCH's byte cap (``ResultTooLarge``) before
 sending it; see ``row_bounds`` for the caps and fetch sizes. Leaving the context ends the
 transaction, so the pool gets its connection back idle, or closed when its
@@ -53,6 +55,7 @@ import psycopg2
 import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
+from drivers.postgres.deferred_casts import Finish, read_as_text
 from drivers.postgres.query_errors import cut_message, database_error, timeout_error
 from drivers.postgres.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
 from drivers.postgres.missed_arrays import cast_missed_arrays
@@ -118,6 +121,7 @@ class StreamingQuery:
         """The psycopg2 cursor that holds each FETCH's result (``statements.send`` runs on it)."""
         self._first_batch_rows: int | None = None
         self._missed_arrays: list[tuple[int, Any]] = []
+        self._finish: Finish | None = None
         self._ran_twice = False
         self._in_flight: asyncio.Future[None] | None = None
         self._asked = 0
@@ -163,6 +167,8 @@ class StreamingQuery:
         type_names_in_order = await self._lookup_type_names(type_names, oids)
         missed = adopt_result_types(self._connection.raw, oids, type_names.is_text_array)
         self._missed_arrays = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
+        # Later batches come as text where the caster is Python; batches() casts them after the next FETCH went out.
+        self._finish = read_as_text(self._cursor, oids)
         self.columns = [
             ColumnInfo(name=column.name, type_name=type_name)
             for column, type_name in zip(description, type_names_in_order)
@@ -222,6 +228,7 @@ class StreamingQuery:
         self._iterated = True
         received, self._first_batch_rows = self._first_batch_rows, None
         wanted = self._limits.row_limit + 1  # the row beyond the limit tells the gateway the result was cut
+        finish: Finish | None = None  # the first batch arrived before read_as_text: cast already
         while True:
             self._received += received
             exhausted = received < self._asked
@@ -238,6 +245,9 @@ class StreamingQuery:
                 # One row of up to max_row_bytes: libpq's result goes (a trivial statement replaces it) before
                 # the row is encoded, so it is held three times at most (libpq's input buffer, value, JSON).
                 await self._run("SELECT 1")
+            if finish is not None:
+                await self._finish_batch(rows, finish)  # the database works on the next batch meanwhile
+            finish = self._finish
             if not more:
                 self._completed = True  # before the last yield: the gateway may stop reading once it has it
             if rows:
@@ -250,9 +260,19 @@ class StreamingQuery:
             received = await self._receive(next_batch)
 
     def _fetch_next(self, room: int) -> asyncio.Future[None]:
-        """Send the next FETCH, its size and row cap following the rows seen so far."""
+        """Send the next FETCH, its size and row cap following the rows seen so far.
+
+        The cap is a transaction-local setting, and ``self._cap`` the value last
+        set in this transaction (the DECLARE's message sets it too): it is sent
+        again only when it changes, which for rows of a steady size is never
+        after the second FETCH.
+        """
+        previous_cap = self._cap
         self._asked, self._cap = self._plan.rows_and_cap(room)
-        return self._send(f"{set_cap_sql(self._cap)}; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
+        fetch = f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
+        if self._cap != previous_cap:
+            fetch = f"{set_cap_sql(self._cap)}; {fetch}"
+        return self._send(fetch)
 
     async def _read_batch(self, count: int) -> list[Row]:
         """The first ``count`` rows of the last batch, cast to Python values a slice at a time."""
@@ -271,6 +291,16 @@ class StreamingQuery:
         # Later batches arrive after adopt_result_types registered their casters.
         self._missed_arrays = []
         return rows
+
+    async def _finish_batch(self, rows: list[Row], finish: Finish) -> None:
+        """Cast the values ``read_as_text`` left as text, in place, a slice at a time."""
+        done = 0
+        while done < len(rows):
+            if done:
+                await asyncio.sleep(0)
+            end = done + self._plan.slice_rows()
+            rows[done:end] = finish(rows[done:end])
+            done = end
 
     def _remaining(self) -> float:
         return self._deadline - self._loop.time()

@@ -8,7 +8,7 @@ for larger rows its text form too) is at most the cap read from the custom
 setting ``dbgateway.row_cap``, and otherwise makes the database fail with an
 invalid boolean input carrying ``ROW_TOO_LARGE_MARKER`` and the size, before the
 row is sent. The runner sets
-that cap in the same message as each FETCH (``FetchPlan``), so it can follow the
+that cap in the same message as a FETCH whose cap changes (``FetchPlan``), so it can follow the
 rows asked: about ``FETCH_BUDGET_BYTES`` per FETCH in all, and never more than
 ``max_row_bytes`` for one row. ``row_too_large`` turns the database's error back
 into ``ResultTooLarge``.
@@ -31,7 +31,7 @@ from gateway.errors import ResultTooLarge
 from gateway.result_rows import rows_per_slice
 
 ROW_CAP_SETTING = "dbgateway.row_cap"
-"""The custom setting the wrapper reads the row cap from; set with ``set_config(..., true)`` before each FETCH."""
+"""The custom setting the wrapper reads the row cap from; set with ``set_config(..., true)`` before a FETCH."""
 
 ROW_TOO_LARGE_MARKER = "dbgateway_row_too_large"
 """The text the wrapper casts to boolean for a row over the cap; never valid boolean input."""
@@ -95,7 +95,7 @@ def bounded_sql(sql: str) -> str:
 
 
 def set_cap_sql(cap: int) -> str:
-    """The statement that sets the row cap for the rest of the transaction (sent before each FETCH)."""
+    """The statement that sets the row cap for the rest of the transaction (sent before a FETCH whose cap changes)."""
     return f"SELECT set_config('{ROW_CAP_SETTING}', '{int(cap)}', true)"
 
 

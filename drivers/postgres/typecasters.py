@@ -59,7 +59,12 @@ Caster = Any
 """A psycopg2 typecaster object (callable as ``caster(text, cursor)``)."""
 
 TEXT_CASTER: Caster = psycopg2.STRING
-"""psycopg2's C caster that decodes the value's text into ``str``: no Python frame per value."""
+"""psycopg2's C caster that decodes the value's text into ``str``: no Python frame per value.
+
+It is a caster for text's OIDs; other types that keep their text (numeric, uuid, enums ...) get the same
+object under their own OIDs in the connection's ``string_types`` (``keep_text``). Registered through
+``new_type`` instead, it would become a Python-level caster calling the C one, which costs a call and a
+second decode per value (about 40 ms per million numeric values over this)."""
 
 
 def _float_value(text: str | None, cursor: Any) -> float | str | None:
@@ -124,12 +129,6 @@ def _jsonb_value(text: str | None, cursor: Any) -> orjson.Fragment | str | None:
     return _json_value(text, cursor)
 
 
-def _text_value(text: str | None, cursor: Any) -> str | None:
-    # psycopg2 already decoded the text; a Python identity beats wrapping its
-    # C STRING caster, which would encode and decode the value again.
-    return text
-
-
 _ROWID_CASTER: Caster = pg_ext.string_types.get(26, pg_ext.INTEGER)
 """psycopg2's C caster for ``oid`` (``ROWID``): values as ``int``."""
 
@@ -161,7 +160,7 @@ _BUILTIN_TYPES: tuple[tuple[str, tuple[int, ...], Caster, tuple[int, ...], Caste
             17, 142, 1560, 1562, 4072,  # bytea, xml, bit, varbit, jsonpath
             3904, 3906, 3908, 3910, 3912, 3926,  # built-in ranges
         ),
-        _text_value,
+        TEXT_CASTER,
         (
             1231, 791,
             1182, 1183, 1187, 1024,
@@ -175,34 +174,49 @@ _BUILTIN_TYPES: tuple[tuple[str, tuple[int, ...], Caster, tuple[int, ...], Caste
 )  # fmt: skip
 
 
-def _typecaster(oids: tuple[int, ...], name: str, caster: Caster) -> Caster:
-    """``caster`` itself if it is psycopg2's C caster for exactly ``oids``, else a typecaster calling it."""
-    if isinstance(caster, _TYPECASTER_CLASS) and set(caster.values) == set(oids):
-        return caster
-    return pg_ext.new_type(oids, name, caster)
-
-
-def _build_builtin_casters() -> tuple[tuple[Caster, ...], frozenset[int]]:
+def _build_builtin_casters() -> tuple[tuple[Caster, ...], frozenset[int], frozenset[int]]:
+    """The typecasters to register, the OIDs they and ``TEXT_CASTER`` cover, and the OIDs that keep their text."""
     casters: list[Caster] = []
     oids: set[int] = set()
+    kept_as_text: set[int] = set()
     for name, scalar_oids, scalar_caster, array_oids, element_caster in _BUILTIN_TYPES:
-        scalar = _typecaster(scalar_oids, name, scalar_caster)
+        if isinstance(scalar_caster, _TYPECASTER_CLASS) and set(scalar_caster.values) == set(scalar_oids):
+            scalar = scalar_caster  # psycopg2's C caster for exactly these OIDs
+        elif scalar_caster is TEXT_CASTER:
+            scalar = None  # keep_text: the C caster under these OIDs, no Python frame per value
+            kept_as_text.update(scalar_oids)
+        else:
+            scalar = pg_ext.new_type(scalar_oids, name, scalar_caster)
         # psycopg2's array parser wants a typecaster object for the elements;
         # it calls a C one directly, without a Python frame per element.
         element = element_caster if isinstance(element_caster, _TYPECASTER_CLASS) else scalar
-        casters.append(scalar)
+        if scalar is not None:
+            casters.append(scalar)
         casters.append(pg_ext.new_array_type(array_oids, f"{name}_ARRAY", element))
         oids.update(scalar_oids, array_oids)
-    return tuple(casters), frozenset(oids)
+    return tuple(casters), frozenset(oids), frozenset(kept_as_text)
 
 
-_BUILTIN_CASTERS, BUILTIN_OIDS = _build_builtin_casters()
+_BUILTIN_CASTERS, BUILTIN_OIDS, _TEXT_FORM_OIDS = _build_builtin_casters()
+
+PYTHON_CASTS: dict[int, Callable[[str | None, Any], Any]] = {
+    oid: caster
+    for _, scalar_oids, caster, _, _ in _BUILTIN_TYPES
+    if not isinstance(caster, _TYPECASTER_CLASS)
+    for oid in scalar_oids
+}
+"""The scalar types whose values a Python function makes from their text (float, json, timestamps ...):
+``deferred_casts`` may read them as text and call the same function later."""
 
 
-@functools.lru_cache(maxsize=4096)
-def text_caster(oid: int) -> Caster:
-    """A caster that keeps values of type ``oid`` as PostgreSQL's text."""
-    return pg_ext.new_type((oid,), f"DBGW_TEXT_{oid}", _text_value)
+def keep_text(raw_connection: Any, oid: int) -> None:
+    """Make this connection return values of type ``oid`` as PostgreSQL's text, through psycopg2's C caster.
+
+    psycopg2 looks a column's caster up by OID in the connection's ``string_types``
+    and calls a C caster's function without checking which OIDs it was made for,
+    so ``TEXT_CASTER`` serves any type whose text form is the value.
+    """
+    raw_connection.string_types[oid] = TEXT_CASTER
 
 
 @functools.lru_cache(maxsize=4096)
@@ -221,6 +235,8 @@ def register_json_casters(raw_connection: Any) -> None:
     """
     for caster in _BUILTIN_CASTERS:
         pg_ext.register_type(caster, raw_connection)
+    for oid in _TEXT_FORM_OIDS:
+        keep_text(raw_connection, oid)
     for oid, global_caster in list(pg_ext.string_types.items()):
         if oid in BUILTIN_OIDS:
             continue
@@ -229,7 +245,7 @@ def register_json_casters(raw_connection: Any) -> None:
         if str(getattr(global_caster, "name", "")).upper().endswith("ARRAY"):
             pg_ext.register_type(text_array_caster(oid), raw_connection)
         else:
-            pg_ext.register_type(text_caster(oid), raw_connection)
+            keep_text(raw_connection, oid)
 
 
 def adopt_result_types(
@@ -255,7 +271,7 @@ def adopt_result_types(
         elif oid in pg_ext.string_types:
             # Registered globally after this connection opened: its objects
             # may not be JSON, so keep the text from the next statement on.
-            pg_ext.register_type(text_caster(oid), raw_connection)
+            keep_text(raw_connection, oid)
     return missed
 
 
