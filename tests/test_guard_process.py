@@ -56,6 +56,10 @@ def _long_suite_queries() -> list[str]:
         "select array[" + ",".join(["1"] * 9000) + "]",
         f"select * from pub.items where id in ({LONG_IN_LIST})",
         f"select * from pub.parted where id in ({LONG_IN_LIST}) union all select * from pub.items* where id = 1",
+        _PADDING + "select 1 where '\ud800' = 'x'",  # not UTF-8: refused as in the thread, after the pipe
+        _PADDING + "select 1 /* \x00 */",
+        _PADDING + "select 1; select 2",
+        "select " + "(" * 2000 + "1" + ")" * 2000 + f" where 1 in ({LONG_IN_LIST})",
     ]
     assert all(len(sql) > LONG_TEXT_CHARS for sql in queries)
     return queries
