@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
 from typing import Any, BinaryIO
 
@@ -78,5 +79,9 @@ if __name__ == "__main__":
     # Answers go to a private copy of the standard output: a stray print cannot corrupt them.
     answer_stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    # A signal to the whole process group (Ctrl-C, a service manager's stop) is for the gateway, which
+    # finishes its requests and then closes the child's input; the child ends there.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     os.nice(NICENESS)
     serve(sys.stdin.buffer, answer_stream)
