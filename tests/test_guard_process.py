@@ -109,6 +109,22 @@ async def test_a_child_that_dies_with_a_text_refuses_it_and_the_next_text_starts
         await guard.close()
 
 
+async def test_a_closing_pool_lets_its_child_answer_the_text_it_holds_and_takes_no_more(
+    policy_source: PolicySource,
+) -> None:
+    """Closed while the child checks a text: that text gets its decision, the child ends, a later text fails."""
+    guard = LongTextGuard(policy_source)
+    sql = f"select 1 where 1 in ({LONG_IN_LIST})"
+    checking = asyncio.ensure_future(guard.check(sql, frozenset()))
+    pid = await _condition(lambda: guard.child_pid())
+    await guard.close()
+    assert (await checking).relations == frozenset()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    with pytest.raises(RuntimeError, match="closed"):
+        await guard.check(sql + " ", frozenset())
+
+
 async def _condition(read: object, timeout: float = 30.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import pickle
 import sys
 from typing import Any
 
@@ -73,10 +74,6 @@ class PolicySource:
         )
 
 
-class _ChildStopped(Exception):
-    """The child's output ended before its answer."""
-
-
 class LongTextGuard:
     """One pool's child process for long texts, and the decisions it sent back lately."""
 
@@ -84,6 +81,7 @@ class LongTextGuard:
         self._source = source
         self._child: asyncio.subprocess.Process | None = None
         self._exchanging = asyncio.Lock()
+        self._closed = False
         self._answers: collections.OrderedDict[tuple[Any, ...], tuple[Any, ...]] = collections.OrderedDict()
         self.children_started = 0
         """How many child processes this guard started (for tests)."""
@@ -115,6 +113,8 @@ class LongTextGuard:
 
     async def _exchange(self, sql: str, partitioned: frozenset[tuple[str, str]]) -> tuple[Any, ...]:
         async with self._exchanging:
+            if self._closed:
+                raise RuntimeError("the pool is closed")
             child, first = self._child, False
             if child is None or child.returncode is not None:
                 child, first = await self._start_child(), True
@@ -134,12 +134,16 @@ class LongTextGuard:
             return _loads(body)
 
     async def _start_child(self) -> asyncio.subprocess.Process:
-        self._child = await asyncio.create_subprocess_exec(
+        child = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "drivers.postgres.guard_child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         self.children_started += 1
-        return self._child
+        if self._closed:  # the pool closed while the child started
+            await self._stop(child)
+            raise RuntimeError("the pool is closed")
+        self._child = child
+        return child
 
     def child_pid(self) -> int | None:
         """The running child's process id, if one runs (for tests that stop it)."""
@@ -147,11 +151,16 @@ class LongTextGuard:
         return child.pid if child is not None and child.returncode is None else None
 
     async def close(self) -> None:
-        """End the child, if one runs: close its input, wait for it, kill it if it does not end."""
-        async with self._exchanging:
-            child, self._child = self._child, None
-            if child is not None:
-                await self._stop(child)
+        """End the child, if one runs: close its input, wait for it, kill it if it does not end.
+
+        The child reads its input to the end: a text it holds meanwhile still gets its answer, unless the
+        child takes longer than ``_CHILD_STOP_SECONDS`` (then it is killed and the text refused). Later
+        texts fail, as the guard thread does after its shutdown.
+        """
+        self._closed = True
+        child, self._child = self._child, None
+        if child is not None:
+            await self._stop(child)
 
     @staticmethod
     async def _stop(child: asyncio.subprocess.Process) -> None:
@@ -171,7 +180,6 @@ def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
 
 
 def _loads(body: bytes) -> tuple[Any, ...]:
-    import pickle  # the child is this gateway's own process, started by it: its answers are trusted
-
+    # The child is the gateway's own process, started by it with its own code: its answers are trusted.
     answer: tuple[Any, ...] = pickle.loads(body)
     return answer
