@@ -236,8 +236,8 @@ async def test_getdata_answers_each_constant_through_the_cache(make_gateway: Gat
 
 
 async def test_long_texts_are_checked_off_the_event_loop_with_the_same_decisions(make_gateway: GatewayFactory) -> None:
-    """Texts past the inline limit are checked in the pool's guard thread: a long query answers, a long one reading
-    an ungranted table is refused."""
+    """Texts past the inline limit are checked off the event loop (these, over 16 KiB, in the pool's child process,
+    ``test_guard_process.py``): a long query answers, a long one reading an ungranted table is refused."""
     with database_from(
         "CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT INTO sales.items VALUES (1), (2);"
         "CREATE TABLE sales.secret (id integer)"

@@ -80,7 +80,8 @@ class GuardCache:
         self._entries: collections.OrderedDict[Key, _Entry] = collections.OrderedDict()
         self._answers: collections.OrderedDict[str, ParsedQuery] = collections.OrderedDict()
         """The last answers by exact text (texts up to ``MAX_EXACT_TEXT_CHARS``): a repeated text skips the scan."""
-        # The event loop checks short texts, the pool's guard thread long ones: both use the entries.
+        # The event loop checks texts up to 2 KiB, the pool's guard thread those up to 16 KiB: both use the
+        # entries. Longer texts go to the pool's child process (guard_process.py) and never reach this cache.
         self._lock = threading.Lock()
         self._capacity = capacity
         self.hits = 0

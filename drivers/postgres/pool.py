@@ -29,15 +29,16 @@ import structlog
 
 from drivers.postgres.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
 from drivers.postgres.function_policy import is_denied_builtin
 from drivers.postgres.connections import acquire_live_connection, release_connection
 from drivers.postgres.guard_cache import GuardCache
+from drivers.postgres.guard_process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL
 from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
-from drivers.postgres.sql_guard import ParsedQuery, check_query
+from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import (
     AcquireWaitTally,
@@ -53,7 +54,8 @@ from gateway.errors import DatabaseUnavailable
 
 
 INLINE_CHECK_CHARS = 2048
-"""Query texts up to this long are checked on the event loop (well under a millisecond); longer ones in a thread."""
+"""Query texts up to this long are checked on the event loop (well under a millisecond); longer ones in a
+thread, and those over ``guard_process.LONG_TEXT_CHARS`` in a child process."""
 
 
 @attrs.frozen
@@ -114,6 +116,8 @@ class PostgresPool:
         self._pool: aiopg.Pool | None = None
         self._opening = asyncio.Lock()
         self._query_policy: QueryPolicy | None = None
+        self._long_texts: LongTextGuard | None = None
+        """Checks texts over ``LONG_TEXT_CHARS`` in a child process (``guard_process.py``); made with the policy."""
         self._partitioned_tables: frozenset[TableRef] | None = None
         self._catalog_reading = asyncio.Lock()
         self._acquire_waits = AcquireWaitTally()
@@ -212,22 +216,21 @@ class PostgresPool:
             if self._query_policy is None:
                 (row,) = await self._fetch_all(CATALOG_SNAPSHOT_SQL)
                 options = self._guard_options
-
-                def build() -> QueryPolicy:
-                    return QueryPolicy.from_catalog(
-                        CatalogSnapshot.from_query_row(row),
-                        allow=options.allow,
-                        deny=options.deny,
-                        max_bounded_literal_bytes=options.max_bounded_literal_bytes,
-                    )
-
+                # The child process that checks long texts builds the same policy from the same source.
+                source = PolicySource(
+                    catalog_row=tuple(row),
+                    allow=options.allow,
+                    deny=options.deny,
+                    max_bounded_literal_bytes=options.max_bounded_literal_bytes,
+                )
                 # Some 50 ms of work on 300 KiB of catalog: not on the event loop.
-                policy = await asyncio.get_running_loop().run_in_executor(self._guard_thread, build)
+                policy = await asyncio.get_running_loop().run_in_executor(self._guard_thread, source.build_policy)
                 # Denylist reasons were logged at start-up (PostgresDriver.startup_warnings); the
                 # catalog's reasons (volatile, catalog-lookup types...) are known only now.
                 for name, reason in policy.functions.overridden.items():
                     if not is_denied_builtin(name):
                         self._logger.warning("allow_functions_overrides_denial", function=name, reason=reason)
+                self._long_texts = LongTextGuard(source)
                 self._query_policy = policy
                 self._logger.debug("function_allowlist_loaded", allowed=len(policy.functions.allowed))
             return self._query_policy
@@ -252,9 +255,14 @@ class PostgresPool:
 
         if len(sql) <= INLINE_CHECK_CHARS:
             return checked()
-        # Parsing and walking 100 KiB of SQL takes a few hundred milliseconds: on the event loop, every
-        # other request of the process would wait that long. One thread per pool takes them in turn;
-        # pglast parses without the GIL and the walk yields it every few milliseconds.
+        if len(sql) > LONG_TEXT_CHARS:
+            # Turning a 100 KiB text's parse tree into Python objects holds the GIL for tens of milliseconds,
+            # in any thread: such texts (which the guard cache does not keep) are checked in a child process.
+            assert self._long_texts is not None  # made with the policy
+            return require_granted(await self._long_texts.check(sql, partitioned), granted)
+        # Parsing and walking up to 16 KiB of SQL takes up to some 10 ms: on the event loop, every other
+        # request of the process would wait that long. One thread per pool takes them in turn; pglast
+        # parses without the GIL and the walk yields it every few milliseconds.
         return await asyncio.get_running_loop().run_in_executor(self._guard_thread, checked)
 
     def run_query(self, checked: ParsedQuery) -> Any:
@@ -290,6 +298,8 @@ class PostgresPool:
 
     async def close(self) -> None:
         self._guard_thread.shutdown(wait=False, cancel_futures=True)
+        if self._long_texts is not None:
+            await self._long_texts.close()
         await self._runaways.close()
         pool, self._pool = self._pool, None
         if pool is not None:
