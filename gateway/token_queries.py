@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 
 from gateway.driver_protocol import lingering_reported_to
 from gateway.errors import TooManyQueries
+from gateway.waiting import wait_at_most
 
 QueryKey = tuple[str, str]
 """``(token hash, local database name)``."""
@@ -64,7 +65,7 @@ class TokenQueryLimiter:
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.turns.append(turn)
         try:
-            await asyncio.wait((turn,), timeout=self.wait_seconds)
+            await wait_at_most(turn, self.wait_seconds)
         except asyncio.CancelledError:
             self._withdraw(key, queue, turn)
             raise

@@ -27,7 +27,7 @@ class TestTakingAFreeConnection:
     async def test_a_free_connection_is_taken_and_given_back_with_the_pool_books_kept(
         self, one_connection_pool: aiopg.Pool
     ) -> None:
-        """A connection taken without aiopg's wait counts as used, and comes back free, every time."""
+        """A connection taken at once (no task, no timed wait) counts as used, and comes back free, every time."""
         pool = one_connection_pool
         first = await acquire_connection(pool, 5)
         release_connection(pool, first)

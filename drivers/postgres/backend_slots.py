@@ -17,6 +17,7 @@ import asyncio
 import collections
 
 from gateway.errors import DatabaseUnavailable
+from gateway.waiting import wait_at_most
 
 
 class BackendSlots:
@@ -49,7 +50,7 @@ class BackendSlots:
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._turns.append(turn)
         try:
-            await asyncio.wait((turn,), timeout=timeout)
+            await wait_at_most(turn, timeout)
         except asyncio.CancelledError:
             self._withdraw(turn)
             raise

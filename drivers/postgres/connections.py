@@ -23,6 +23,7 @@ from drivers.postgres.backend_slots import BackendSlots
 from gateway.background import keep_running
 from gateway.driver_protocol import AcquireWaitTally
 from gateway.errors import DatabaseUnavailable
+from gateway.waiting import wait_at_most
 
 
 def first_line(exc: BaseException) -> str:
@@ -93,36 +94,28 @@ def _keep_runaway_slots_free(pool: aiopg.Pool, slots: BackendSlots) -> None:
     pool._minsize = slots.kept_open  # noqa: SLF001 - aiopg has no public way to lower minsize
 
 
-def _take_free(pool: aiopg.Pool) -> aiopg.Connection | None:
-    """The free connection aiopg's ``acquire`` would hand over at once, taken as it takes it; None if it would wait.
+def _free_at_once(pool: aiopg.Pool) -> bool:
+    """Whether aiopg hands a connection over without waiting: one is free, nobody holds the pool's lock or waits.
 
-    When nobody holds the pool's lock or waits for a connection (they come
-    first), the pool is not below ``minsize`` and its first free connection is
-    open, aiopg's ``acquire`` takes that connection without ever suspending: its
-    lock, its time-out timer and its check of the free list would change
-    nothing. Taking it here, as aiopg does (off the free list, into the used
-    set), saves them on every query that finds a free connection; every other
-    case goes through aiopg.
+    Its ``acquire`` then takes the connection before it ever suspends, so a
+    cancellation cannot land between the taking and the caller, and there is no
+    wait for a time limit to cut: the task and the timed wait are not needed.
+    A request already waiting for a connection comes first: while one waits,
+    newcomers queue behind it through the timed path. (A free connection the
+    server closed meanwhile makes aiopg open a new one; its own ``timeout``
+    bounds that rare wait.)
     """
-    condition = pool._cond  # noqa: SLF001
-    if pool._closing or condition.locked() or condition._waiters or pool.size < pool.minsize or not pool._free:  # noqa: SLF001
-        return None
-    connection: aiopg.Connection = pool._free[0]  # noqa: SLF001
-    if connection.closed:  # aiopg drops it from the list first: let it
-        return None
-    pool._free.popleft()  # noqa: SLF001 - aiopg has no public way to take a connection without its wait
-    pool._used.add(connection)  # noqa: SLF001
-    return connection
+    condition = pool._cond  # noqa: SLF001 - aiopg has no public way to ask
+    return pool.freesize > 0 and not condition.locked() and not condition._waiters  # noqa: SLF001
 
 
 async def _connection_within(pool: aiopg.Pool, seconds: float, timeout: float) -> aiopg.Connection:
     """A connection from aiopg within ``seconds``, what is left of the request's ``timeout``."""
-    free = _take_free(pool)
-    if free is not None:
-        return free
+    if _free_at_once(pool):
+        return await _connected(_take_connection(pool))
     task = asyncio.ensure_future(_take_connection(pool))
     try:
-        done, _ = await asyncio.wait((task,), timeout=max(0.0, seconds))
+        done = await wait_at_most(task, max(0.0, seconds))
     except asyncio.CancelledError:
         _give_back_when_acquired(pool, task)
         raise

@@ -65,6 +65,7 @@ from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
 from gateway.background import keep_running
 from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
+from gateway.waiting import wait_until
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""
@@ -340,7 +341,7 @@ class StreamingQuery:
         """How many rows the statement ``_send`` started returned, within the query's deadline."""
         try:
             if self._remaining() > 0:
-                await statements.wait_until(waiter, self._deadline)
+                await wait_until(waiter, self._deadline)
         except asyncio.CancelledError:
             await self._abandon(waiter, reason="request_cancelled")
             raise
@@ -372,7 +373,7 @@ class StreamingQuery:
                 self._logger.warning("postgres_cancel_failed", reason=first_line(exc))
         waiter.add_done_callback(statements.retrieve_outcome)  # its error is the cancel we asked for
         try:
-            await statements.wait_until(waiter, self._loop.time() + CLEANUP_GRACE_SECONDS)
+            await wait_until(waiter, self._loop.time() + CLEANUP_GRACE_SECONDS)
         finally:
             if not waiter.done():
                 self._logger.warning("postgres_connection_discarded", reason="statement did not stop after cancel")

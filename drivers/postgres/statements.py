@@ -13,9 +13,9 @@ the statement on the psycopg2 cursor, and lets aiopg's reader callback
 (``_ready``, registered on the socket for the connection's life) drive it:
 that callback completes the waiter when the result is in, or fails it with the
 database's error (a server-side cancel arrives as ``QueryCanceledError``, not
-as aiopg's ``CancelledError``). ``wait_until`` waits for the waiter or a
-deadline without ever cancelling it, so a request that is cancelled leaves the
-statement in flight for the runner to cancel on the server. ``forget`` clears
+as aiopg's ``CancelledError``). ``gateway.waiting.wait_until`` waits for the
+waiter or a deadline without ever cancelling it, so a request that is cancelled
+leaves the statement in flight for the runner to cancel on the server. ``forget`` clears
 the connection's waiter once its outcome is read, so aiopg's own calls (the
 closing COMMIT) can run on it again.
 
@@ -59,28 +59,3 @@ def retrieve_outcome(future: asyncio.Future[Any]) -> None:
     """A done callback that reads the outcome, so an error nobody awaits is not reported as never retrieved."""
     if not future.cancelled():
         future.exception()
-
-
-async def wait_until(future: asyncio.Future[Any], deadline: float) -> bool:
-    """Wait for ``future`` until the loop's clock reaches ``deadline``; return whether it is done.
-
-    Unlike awaiting it, cancelling the caller never cancels ``future``: the
-    statement it stands for is still on the server and must be cancelled there.
-    """
-    if future.done():
-        return True
-    loop = asyncio.get_running_loop()
-    woken: asyncio.Future[None] = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not woken.done():
-            woken.set_result(None)
-
-    timer = loop.call_at(deadline, wake)
-    future.add_done_callback(wake)
-    try:
-        await woken
-    finally:
-        timer.cancel()
-        future.remove_done_callback(wake)
-    return future.done()
