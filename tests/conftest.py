@@ -12,8 +12,9 @@ import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
-from drivers.postgres.query_policy import QueryPolicy
+from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
+from drivers.postgres.guard_process import PolicySource
+from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from gateway.app import create_app, server_options
 from openapi_contract import ContractCheckedClient
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
@@ -35,8 +36,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="module")
-def policy() -> QueryPolicy:
-    """The SQL guard's policy built from the test server's own pg_catalog, as a pool builds it."""
+def policy_source() -> PolicySource:
+    """The test server's catalog row, as a pool reads it, with the default operator options."""
     connection = connect()
     try:
         with connection.cursor() as cursor:
@@ -44,7 +45,19 @@ def policy() -> QueryPolicy:
             row = cursor.fetchone()
     finally:
         connection.close()
-    return QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(row))
+    assert row is not None
+    return PolicySource(
+        catalog_row=tuple(row),
+        allow=frozenset(),
+        deny=frozenset(),
+        max_bounded_literal_bytes=DEFAULT_MAX_BOUNDED_LITERAL_BYTES,
+    )
+
+
+@pytest.fixture(scope="module")
+def policy(policy_source: PolicySource) -> QueryPolicy:
+    """The SQL guard's policy built from the test server's own pg_catalog, as a pool builds it."""
+    return policy_source.build_policy()
 
 
 @pytest.fixture(scope="module")

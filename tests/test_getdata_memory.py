@@ -80,6 +80,15 @@ async def test_a_row_at_max_row_bytes_is_served_and_one_byte_more_refused(
     assert (await error_of(refused))["error"] == "result_too_large"
 
 
+async def _cut_off_stream_failures(gateway: TestClient, query: str) -> list[dict[str, Any]]:
+    """Run ``query``: its answer starts (200) and is cut off; the logged ``getdata_failed_while_streaming`` events."""
+    response = await _get(gateway, query)
+    assert response.status == 200
+    with pytest.raises(ClientPayloadError):
+        await response.read()
+    return [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+
+
 async def test_a_large_row_after_the_answer_began_cuts_the_stream(make_gateway: GatewayFactory, table_database: str) -> None:
     """Status 200 is already sent: the body ends without its closing bracket and the error is logged."""
     gateway = await _serving(make_gateway, table_database, max_row_bytes=1 * MIB)
@@ -87,11 +96,7 @@ async def test_a_large_row_after_the_answer_began_cuts_the_stream(make_gateway: 
         "SELECT i, CASE WHEN i = 60000 THEN repeat('z', 2000000) ELSE 'small' END AS v"
         " FROM generate_series(1, 60000) AS i"
     )
-    response = await _get(gateway, query)
-    assert response.status == 200
-    with pytest.raises(ClientPayloadError):
-        await response.read()
-    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+    failures = await _cut_off_stream_failures(gateway, query)
     assert len(failures) == 1 and failures[0]["error"] == "result_too_large", failures
 
 
@@ -209,11 +214,7 @@ async def test_each_later_fetch_reads_with_its_own_cap_as_rows_shrink(
         "SELECT i, CASE WHEN i <= 2 THEN repeat('L', 1000000) WHEN i = 50 THEN repeat('L', 5000000)"
         " ELSE 'a' END AS v FROM generate_series(1, 60) AS i"
     )
-    response = await _get(gateway, query)
-    assert response.status == 200
-    with pytest.raises(ClientPayloadError):
-        await response.read()
-    failures = [e for e in await read_logs(gateway, level="error") if e["event"] == "getdata_failed_while_streaming"]
+    failures = await _cut_off_stream_failures(gateway, query)
     assert len(failures) == 1 and "came after smaller rows" in failures[0]["message"], failures
 
 

@@ -20,32 +20,17 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.test_utils import TestClient
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
 from drivers.postgres.guard_process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.inheritance import read_as_only
 from drivers.postgres.pool import PostgresPool
 from drivers.postgres.sql_guard import check_query
 from gateway.errors import QueryRejected
 from gateway.keys import POOLS, REGISTRY
-from support import GatewayFactory, connect, database_from, grant, register_database, user_headers
+from support import GatewayFactory, database_from, grant, register_database, user_headers
 from test_guard_cache import PARTITIONED, _outcome, _suite_queries
 
 LONG_IN_LIST = ", ".join(str(n) for n in range(2, 8000))
 _PADDING = "/* " + "x" * LONG_TEXT_CHARS + " */ "
-
-
-@pytest.fixture(scope="module")
-def policy_source() -> PolicySource:
-    """The test server's catalog row, as a pool reads it, with the default operator options."""
-    connection = connect()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SNAPSHOT_SQL)
-            row = cursor.fetchone()
-    finally:
-        connection.close()
-    assert row is not None
-    return PolicySource(catalog_row=tuple(row), allow=frozenset(), deny=frozenset(), max_bounded_literal_bytes=1024)
 
 
 def _long_suite_queries() -> list[str]:
