@@ -43,6 +43,7 @@ from drivers.postgres.guard_cache import MAX_CACHED_QUERY_CHARS
 from drivers.postgres.guard_child import LENGTH_BYTES, framed
 from drivers.postgres.query_policy import QueryPolicy
 from drivers.postgres.sql_guard import ParsedQuery
+from gateway.background import retrieve_outcome
 from gateway.errors import QueryRejected, RefusalReason
 
 LONG_TEXT_CHARS = MAX_CACHED_QUERY_CHARS
@@ -98,7 +99,7 @@ class LongTextGuard:
         else:
             # Shielded: a request cancelled while the child reads its text must not leave an answer unread.
             exchange = asyncio.ensure_future(self._exchange(sql, partitioned))
-            exchange.add_done_callback(_retrieve_outcome)
+            exchange.add_done_callback(retrieve_outcome)  # a cancelled request leaves it unawaited
             answer = await asyncio.shield(exchange)
             if answer[0] != "failed":
                 self._answers[key] = answer
@@ -171,12 +172,6 @@ class LongTextGuard:
         except asyncio.TimeoutError:
             child.kill()
             await child.wait()
-
-
-def _retrieve_outcome(task: asyncio.Future[Any]) -> None:
-    # An exchange whose request was cancelled ends with nobody awaiting it: asyncio must not report it.
-    if not task.cancelled():
-        task.exception()
 
 
 def _loads(body: bytes) -> tuple[Any, ...]:

@@ -62,7 +62,7 @@ from drivers.postgres.missed_arrays import cast_missed_arrays
 from drivers.postgres import statements
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
-from gateway.background import keep_running
+from gateway.background import keep_running, retrieve_outcome
 from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
 from gateway.waiting import wait_until
@@ -371,7 +371,7 @@ class StreamingQuery:
                 self._connection.raw.cancel()
             except psycopg2.Error as exc:
                 self._logger.warning("postgres_cancel_failed", reason=first_line(exc))
-        waiter.add_done_callback(statements.retrieve_outcome)  # its error is the cancel we asked for
+        waiter.add_done_callback(retrieve_outcome)  # its error is the cancel we asked for
         try:
             await wait_until(waiter, self._loop.time() + CLEANUP_GRACE_SECONDS)
         finally:

@@ -53,9 +53,3 @@ def forget(connection: aiopg.Connection, waiter: asyncio.Future[None]) -> None:
     """Clear ``waiter`` from ``connection`` once its statement is over (or the connection was closed)."""
     if connection._waiter is waiter:  # noqa: SLF001
         connection._waiter = None  # noqa: SLF001
-
-
-def retrieve_outcome(future: asyncio.Future[Any]) -> None:
-    """A done callback that reads the outcome, so an error nobody awaits is not reported as never retrieved."""
-    if not future.cancelled():
-        future.exception()
