@@ -30,7 +30,7 @@ from typing import Any
 
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.typecasters import PYTHON_CASTS, TEXT_CASTER
+from drivers.postgres.typecasters import PYTHON_CASTS, TEXT_CASTER, keep_text
 from gateway.driver_protocol import Row
 
 Finish = Callable[[list[Row]], list[Row]]
@@ -51,7 +51,7 @@ def read_as_text(raw_cursor: Any, oids: Sequence[int]) -> Finish | None:
     pg_ext.register_type(TEXT_CASTER, raw_cursor)
     for oid in oids:
         if oid in PYTHON_CASTS:
-            raw_cursor.string_types[oid] = TEXT_CASTER
+            keep_text(raw_cursor, oid)
     return _finisher(casts)
 
 

@@ -210,9 +210,9 @@ PYTHON_CASTS: dict[int, Callable[[str | None, Any], Any]] = {
 
 
 def keep_text(raw_connection: Any, oid: int) -> None:
-    """Make this connection return values of type ``oid`` as PostgreSQL's text, through psycopg2's C caster.
+    """Make this connection (or cursor) return values of type ``oid`` as PostgreSQL's text, through psycopg2's C caster.
 
-    psycopg2 looks a column's caster up by OID in the connection's ``string_types``
+    psycopg2 looks a column's caster up by OID in the cursor's, then the connection's ``string_types``
     and calls a C caster's function without checking which OIDs it was made for,
     so ``TEXT_CASTER`` serves any type whose text form is the value.
     """
