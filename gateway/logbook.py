@@ -26,6 +26,8 @@ import attrs
 import orjson
 import structlog
 
+from gateway.log_stream import held_lines_for
+
 REDACTED = "[redacted]"
 
 _SECRET_KEY_PATTERN = re.compile(r"password|passwd|token|secret|dsn", re.IGNORECASE)
@@ -196,22 +198,22 @@ class LineSink(Protocol):
 
 
 class _RingAndStreamSink:
-    """The structlog "logger": writes each rendered line to a stream, the ring and an optional extra sink."""
+    """The structlog "logger": writes each rendered line to the ring, an optional extra sink and a stream.
+
+    The ring and the extra sink get each line at once; the stream gets the lines
+    of one turn of the event loop together (``gateway.log_stream``).
+    """
 
     def __init__(self, ring: LogRing, stream: TextIO, extra: LineSink | None) -> None:
         self._ring = ring
-        self._stream = stream
+        self._stream = held_lines_for(stream)
         self._extra = extra
 
     def _write(self, level: LogLevel, line: str, timestamp: str, event: str, shown: str | None = None) -> None:
         self._ring.append(level, line, timestamp=timestamp, event=event)
         if self._extra is not None:
             self._extra.write_line(line)
-        try:
-            self._stream.write((line if shown is None else shown) + "\n")
-            self._stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed stderr must not break request handling; the ring still has the line
+        self._stream.write((line if shown is None else shown) + "\n")
 
     def write_info(self, line: str, timestamp: str, event: str) -> None:
         """An info line rendered elsewhere (``FixedEventLogger``)."""

@@ -30,6 +30,7 @@ from aiohttp import web
 from gateway.app import server_options
 from gateway.config import GatewayConfig
 from gateway.keys import CONFIG, LOGGER, REQUEST_TASKS
+from gateway.log_stream import flush_held_lines
 
 LISTEN_BACKLOG = 128
 """Connections the kernel queues per listening socket until they are accepted (aiohttp's default)."""
@@ -153,5 +154,6 @@ def _cut_running_requests(app: web.Application) -> None:
 
 def _exit_at_deadline(logger: structlog.typing.FilteringBoundLogger, seconds: float) -> None:
     logger.error("shutdown_deadline_passed", seconds=seconds, exit_code=DEADLINE_EXIT_STATUS)
+    flush_held_lines()
     sys.stderr.flush()
     os._exit(DEADLINE_EXIT_STATUS)

@@ -42,6 +42,7 @@ from aiohttp import web
 from gateway.config import GatewayConfig
 from gateway.keys import LOG_RING
 from gateway.log_sharing import share_logs
+from gateway.log_stream import flush_held_lines
 from gateway.serving import StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0
@@ -160,6 +161,7 @@ class WorkerSupervisor:
         except BaseException as error:  # noqa: BLE001 - a worker must never fall back into the parent's loop
             print(f"dbgateway worker {os.getpid()}: {error!r}", file=sys.stderr)
         finally:
+            flush_held_lines()
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)

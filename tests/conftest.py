@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
 from drivers.postgres.guard_process import PolicySource
 from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
 from gateway.app import create_app, server_options
+from gateway.log_stream import CapturedLog
 from openapi_contract import ContractCheckedClient
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
 
@@ -85,7 +85,7 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
 
     async def start(data_dir: Path | None = None, **settings: Any) -> TestClient:
         config = gateway_config(data_dir or tmp_path / "data", **settings)
-        log_stream = io.StringIO()
+        log_stream = CapturedLog()
         app = create_app(config, log_stream=log_stream)
         server = TestServer(app)
         # TestServer's constructor drops request-handler options; start_server passes them on.
