@@ -13,7 +13,9 @@ database works. The values are the same: both ways psycopg2 decodes the same
 bytes with the connection's encoding and the caster gets that ``str`` (or
 ``None``). psycopg2 picks a result's casters when the result arrives, so the
 batch that came with DECLARE is cast as before, and only later ones are read
-as text.
+as text. ``StreamingQuery`` calls ``read_as_text`` only when a second batch
+will come, before its FETCH is sent: most results (a point lookup) end with the
+first, and their cursor is left as it is.
 
 Measured in-process on the benchmark's table (docs/performance.md): reading
 the timestamp and jsonb columns as text takes ``fetchmany`` 0.27 s less per

@@ -122,7 +122,8 @@ class StreamingQuery:
         """The psycopg2 cursor that holds each FETCH's result (``statements.send`` runs on it)."""
         self._first_batch_rows: int | None = None
         self._missed_arrays: list[tuple[int, Any]] = []
-        self._finish: Finish | None = None
+        self._oids: list[int] = []
+        """The result's column types, for read_as_text once a second batch comes."""
         self._ran_twice = False
         self._in_flight: asyncio.Future[None] | None = None
         self._asked = 0
@@ -168,8 +169,7 @@ class StreamingQuery:
         type_names_in_order = await self._lookup_type_names(type_names, oids)
         missed = adopt_result_types(self._connection.raw, oids, type_names.is_text_array)
         self._missed_arrays = [(index, missed[oid]) for index, oid in enumerate(oids) if oid in missed]
-        # Later batches come as text where the caster is Python; batches() casts them after the next FETCH went out.
-        self._finish = read_as_text(self._cursor, oids)
+        self._oids = oids
         self.columns = [
             ColumnInfo(name=column.name, type_name=type_name)
             for column, type_name in zip(description, type_names_in_order)
@@ -230,6 +230,8 @@ class StreamingQuery:
         received, self._first_batch_rows = self._first_batch_rows, None
         wanted = self._limits.row_limit + 1  # the row beyond the limit tells the gateway the result was cut
         finish: Finish | None = None  # the first batch arrived before read_as_text: cast already
+        later: Finish | None = None
+        text_later = False
         while True:
             self._received += received
             exhausted = received < self._asked
@@ -237,6 +239,11 @@ class StreamingQuery:
             rows = await self._read_batch(min(received, room))
             self._row_count += len(rows)
             more = not (exhausted or self._row_count >= wanted)
+            if more and not text_later:
+                # Later batches come as text where the caster is Python, cast after the next FETCH went out.
+                # Set up before that FETCH (its result must find the casters), and only now: most results
+                # end with their first batch.
+                later, text_later = read_as_text(self._cursor, self._oids), True
             next_batch: asyncio.Future[None] | None = None
             prefetch = self._asked > 1 or self._cap <= FETCH_BUDGET_BYTES
             if more and prefetch:
@@ -248,7 +255,7 @@ class StreamingQuery:
                 await self._run("SELECT 1")
             if finish is not None:
                 await self._finish_batch(rows, finish)  # the database works on the next batch meanwhile
-            finish = self._finish
+            finish = later
             if not more:
                 self._completed = True  # before the last yield: the gateway may stop reading once it has it
             if rows:
