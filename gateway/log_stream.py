@@ -9,8 +9,8 @@ A pipe that several workers share (stderr under systemd or Docker) must never
 see one worker's line split by another's: the kernel keeps a write of at most
 ``ATOMIC_WRITE_BYTES`` whole, so the held lines go out in pieces no larger,
 cut at line ends, and a longer line alone, as it always did. Outside a running
-event loop (start-up, the supervisor, a timer's thread) each line is written
-at once, after any held back. What is held when the process exits is written
+event loop (start-up, the supervisor, a timer's thread) a line is written at
+once with any held before it (unless the loop's write is due anyway). What is held when the process exits is written
 at exit (``flush_held_lines``, also called before ``os._exit``); a forked
 worker forgets what its parent held (the parent writes it).
 """
@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import io
 import os
+import threading
 import weakref
 from collections.abc import Iterable
 from typing import TextIO
@@ -32,26 +33,33 @@ ATOMIC_WRITE_BYTES = 4096
 class HeldLines:
     """The lines waiting for one stream's next write."""
 
-    __slots__ = ("_stream", "_lines", "__weakref__")
+    __slots__ = ("_stream", "_lines", "_lock", "__weakref__")
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._lines: list[str] = []
+        # Other threads log too (the shutdown deadline's timer, a library's thread): a line appended while
+        # another thread takes the list to write it must be in that list or the next, never lost.
+        self._lock = threading.Lock()
 
     def write(self, line: str) -> None:
         """Write ``line`` (which ends with a newline) once the event loop's turn ends; now if no loop runs."""
-        lines = self._lines
-        lines.append(line)
-        if len(lines) > 1:
-            return  # the write is scheduled already
+        with self._lock:
+            lines = self._lines
+            lines.append(line)
+            if len(lines) > 1:
+                return  # a write is scheduled already, and takes this line too
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop runs in this thread
             self.flush()
+            return
+        loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Write the lines held back, in order."""
-        lines, self._lines = self._lines, []
+        with self._lock:
+            lines, self._lines = self._lines, []
         if not lines:
             return
         try:
@@ -62,7 +70,10 @@ class HeldLines:
             pass  # a closed stderr must not break request handling; the ring still has the line
 
     def forget(self) -> None:
+        """Drop what is held (in a forked child: the parent writes it), and the lock, which a thread of the
+        parent may have held when it forked."""
         self._lines = []
+        self._lock = threading.Lock()
 
 
 def _atomic_pieces(lines: list[str]) -> Iterable[str]:

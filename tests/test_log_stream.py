@@ -109,3 +109,4 @@ def test_a_forked_worker_does_not_write_what_its_parent_held() -> None:
     finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert finished.returncode == 0
     assert sorted(finished.stderr.splitlines()) == ["from the child", "held by the parent"]
+
