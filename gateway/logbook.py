@@ -19,7 +19,8 @@ import re
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
+from types import MappingProxyType
 from typing import Any, Protocol, TextIO
 
 import attrs
@@ -38,6 +39,24 @@ _MIN_SECRET_LENGTH = 4
 
 request_secrets: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("request_secrets", default=())
 """Tokens of the request being served, redacted from anything logged while serving it."""
+
+request_log_fields: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "request_log_fields", default=MappingProxyType({})
+)
+"""Fields every entry the request being served causes carries (``request_id``, ``user_token_fingerprint``).
+
+Set once per request, in the request's own task (aiohttp runs each request in a
+task with a copy of the context, so the value ends with it): one variable read
+per entry, where structlog's ``merge_contextvars`` copies the whole context and
+looks at every variable in it. A field given to the log call wins.
+"""
+
+
+def merge_request_fields(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """The structlog processor adding ``request_log_fields`` to an entry."""
+    for key, value in request_log_fields.get().items():
+        event_dict.setdefault(key, value)
+    return event_dict
 
 
 class LogLevel(enum.IntEnum):
@@ -331,7 +350,8 @@ class FixedEventLogger:
             self._logger.info(event, **fields)
             return
         fields["event"] = event
-        structlog.contextvars.merge_contextvars(None, "info", fields)
+        for key, value in request_log_fields.get().items():
+            fields.setdefault(key, value)
         fields["level"] = "info"
         timestamp = fields["timestamp"] = utc_timestamp()
         fields["pid"] = _process_id[0]
@@ -369,7 +389,7 @@ def make_loggers(
     """
     stream = stream if stream is not None else sys.stderr
     processors: list[Any] = [
-        structlog.contextvars.merge_contextvars,
+        merge_request_fields,
         structlog.processors.add_log_level,
         _add_timestamp,
         _AddOrigin(instance),

@@ -15,7 +15,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 
-import structlog
 from aiohttp import web
 
 from gateway.auth import (
@@ -34,7 +33,7 @@ from gateway.errors import (
 )
 from gateway.errors import BadRequest as BadRequestError
 from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
-from gateway.logbook import request_secrets
+from gateway.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request
 from gateway.responses import error_response
 
@@ -66,11 +65,11 @@ async def access_log_middleware(request: web.Request, handler: Handler) -> web.S
     user_token = presented_token(request, USER_TOKEN_HEADERS)
     request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
     with one_look_per_request(), hashes_kept_for_the_request():
-        bound = {"request_id": request_id}
+        fields = {"request_id": request_id}
         if user_token:  # every event of the request says whose it is: a driver's warning about the query too
-            bound["user_token_fingerprint"] = token_fingerprint(request.app[REGISTRY].state.token_salt, user_token)
-        with structlog.contextvars.bound_contextvars(**bound):
-            return await _logged(request, handler, admin_token, user_token)
+            fields["user_token_fingerprint"] = token_fingerprint(request.app[REGISTRY].state.token_salt, user_token)
+        request_log_fields.set(fields)  # in the request's own task, as request_secrets: it ends with the request
+        return await _logged(request, handler, admin_token, user_token)
 
 
 async def _logged(

@@ -9,12 +9,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
-import structlog
 from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
-from gateway.logbook import LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers
+from gateway.logbook import LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers, request_log_fields
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
@@ -412,9 +411,12 @@ def test_the_fast_path_writes_what_structlog_writes(console: bool) -> None:
         "db_password": "in a field named for it",
         "user_token_fingerprint": "abc",
     }
-    with structlog.contextvars.bound_contextvars(request_id="r-1", note=f"bound {DISTINCTIVE_PASSWORD}"):
+    bound = request_log_fields.set({"request_id": "r-1", "note": f"bound {DISTINCTIVE_PASSWORD}"})
+    try:
         loggers.structured.info("request", **fields)
         loggers.fixed.info("request", **fields)
+    finally:
+        request_log_fields.reset(bound)
 
     def without_time(text: str) -> str:
         return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "<time>", text)
