@@ -123,23 +123,40 @@ class SecretRedactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
+        self._with_request: tuple[tuple[str, ...], set[str]] | None = None
+        """The last request's tokens and the known secrets with them: a request's entries share one set."""
         for secret in secrets:
             self.add(secret)
 
     def add(self, secret: str | None) -> None:
         if secret and len(secret) >= _MIN_SECRET_LENGTH:
             self._secrets.add(secret)
+            self._with_request = None
 
     def discard(self, secret: str | None) -> None:
         self._secrets.discard(secret or "")
+        self._with_request = None
+
+    def _secrets_with(self, tokens: tuple[str, ...]) -> set[str]:
+        """The known secrets and ``tokens`` (the request's, ``request_secrets``)."""
+        if not tokens:
+            return self._secrets
+        kept = self._with_request
+        if kept is not None and kept[0] is tokens:
+            return kept[1]
+        secrets = self._secrets.union([s for s in tokens if len(s) >= _MIN_SECRET_LENGTH])
+        self._with_request = (tokens, secrets)
+        return secrets
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        extra = request_secrets.get()
-        secrets = self._secrets.union([s for s in extra if len(s) >= _MIN_SECRET_LENGTH]) if extra else self._secrets
+        secrets = self._secrets_with(request_secrets.get())
         for key, value in event_dict.items():  # values are replaced in place: the keys stay as they are
             kind = _FIELD_KINDS.get(key) if key.__class__ is str else _FREE_TEXT
             if kind is None:
                 kind = _field_kind(key)
+            if kind is _FREE_TEXT and value.__class__ is str:  # most fields: what _clean would do, in one call
+                event_dict[key] = self._clean_text(value, secrets)
+                continue
             if kind is _WRITTEN_BY_THE_GATEWAY or value is None or value.__class__ in _PLAIN_VALUE_TYPES:
                 if kind is not _NAMES_A_SECRET:
                     continue

@@ -13,7 +13,7 @@ from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
-from gateway.logbook import LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers, request_log_fields
+from gateway.logbook import REDACTED, LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers, request_log_fields, request_secrets
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
@@ -437,3 +437,24 @@ def test_the_fast_path_follows_the_log_level() -> None:
     loggers.fixed.info("request", status=200)
     loggers.structured.info("request", status=200)
     assert ring.read(LogQuery()) == []
+
+
+def test_a_secret_known_mid_request_is_redacted_from_the_requests_later_entries() -> None:
+    """A password registered while a request runs is hidden from that request's next entries, tokens still too."""
+    ring = LogRing(10)
+    redactor = SecretRedactor()
+    loggers = make_loggers(ring, redactor, stream=io.StringIO())
+    user_token = "a-user-token-of-the-request-0123"
+    tokens = request_secrets.set((user_token,))
+    try:
+        loggers.fixed.info("request", path=f"/before/{user_token}")
+        redactor.add(DISTINCTIVE_PASSWORD)
+        loggers.fixed.info("request", path=f"/after/{DISTINCTIVE_PASSWORD}/{user_token}")
+        redactor.discard(DISTINCTIVE_PASSWORD)
+        loggers.fixed.info("request", path=f"/forgotten/{DISTINCTIVE_PASSWORD}")
+    finally:
+        request_secrets.reset(tokens)
+    lines = [line for _, line in ring.read(LogQuery())]
+    assert user_token not in "".join(lines)
+    assert DISTINCTIVE_PASSWORD not in lines[1] and REDACTED in lines[1]
+    assert DISTINCTIVE_PASSWORD in lines[2]  # discarded: no longer a secret (a renamed password, say)
