@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
-from bench.gateway_process import GatewayProcess, PassThroughProcess
+from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
 from bench.report import CONTENDERS, check_targets, large_result_figures, render_table, small_query_figures, write_results
@@ -66,6 +66,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _missing_tools() -> list[str]:
     return [f"{tool}: {why}" for tool, why in REQUIRED_TOOLS.items() if shutil.which(tool) is None]
+
+
+def connections_needed(workers: int) -> int:
+    """Connections the run holds at its peak: pgbench's largest run beside every contender's pool.
+
+    Each gateway process keeps up to ``POOL_MAX_SIZE`` connections and one for its
+    runaway watcher; the pass-through keeps ``POOL_MAX_SIZE``; a few more for psql
+    and the runner itself.
+    """
+    gateway_processes = workers + (1 if workers != 1 else 0)
+    return max(CONCURRENCIES) + gateway_processes * (POOL_MAX_SIZE + 1) + POOL_MAX_SIZE + 5
+
+
+def connections_missing(server: Server, workers: int) -> str | None:
+    """Why the server cannot take the run's connections, in one sentence; None when it can."""
+    (free,) = server.run(
+        "postgres",
+        "SELECT current_setting('max_connections')::int - (SELECT count(*) FROM pg_stat_activity"
+        " WHERE backend_type = 'client backend')",
+    )[0]
+    needed = connections_needed(workers)
+    if free >= needed:
+        return None
+    return (
+        f"bench: PostgreSQL takes {free} more connections and the run needs about {needed} "
+        f"(pgbench at {max(CONCURRENCIES)} beside the gateways' and the pass-through's pools); raise "
+        "max_connections (ALTER SYSTEM SET max_connections = 300; then restart PostgreSQL) and run again"
+    )
 
 
 def _git_commit() -> str | None:
@@ -168,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
     server = Server.from_environment()
+    too_few = connections_missing(server, arguments.workers)
+    if too_few:
+        print(too_few, file=sys.stderr)
+        return 2
     started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     results: dict[str, Any] = {
         "started_at": started_at,
