@@ -9,8 +9,8 @@ A pipe that several workers share (stderr under systemd or Docker) must never
 see one worker's line split by another's: the kernel keeps a write of at most
 ``ATOMIC_WRITE_BYTES`` whole, so the held lines go out in pieces no larger,
 cut at line ends, and a longer line alone, as it always did. Outside a running
-event loop (start-up, the supervisor, a timer's thread) a line is written at
-once with any held before it (unless the loop's write is due anyway). What is held when the process exits is written
+event loop (start-up, the supervisor, a timer's thread, after the loop
+closed) a line is written at once with any held before it. What is held when the process exits is written
 at exit (``flush_held_lines``, also called before ``os._exit``); a forked
 worker forgets what its parent held (the parent writes it).
 """
@@ -38,23 +38,24 @@ class HeldLines:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._lines: list[str] = []
-        # Other threads log too (the shutdown deadline's timer, a library's thread): a line appended while
-        # another thread takes the list to write it must be in that list or the next, never lost.
-        self._lock = threading.Lock()
+        # Other threads log too (the shutdown deadline's timer, the registry's reload): a line appended while
+        # another thread takes the list to write it must be in that list or the next, never lost. Reentrant:
+        # the supervisor's signal handlers log, and may interrupt a line being held or written.
+        self._lock = threading.RLock()
 
     def write(self, line: str) -> None:
         """Write ``line`` (which ends with a newline) once the event loop's turn ends; now if no loop runs."""
         with self._lock:
             lines = self._lines
             lines.append(line)
-            if len(lines) > 1:
-                return  # a write is scheduled already, and takes this line too
+            first = len(lines) == 1
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop runs in this thread
+        except RuntimeError:  # no event loop runs in this thread: now, with what is held (a closed loop's too)
             self.flush()
             return
-        loop.call_soon(self.flush)
+        if first:  # else a write is scheduled already, and takes this line too
+            loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Write the lines held back, in order."""
@@ -73,7 +74,7 @@ class HeldLines:
         """Drop what is held (in a forked child: the parent writes it), and the lock, which a thread of the
         parent may have held when it forked."""
         self._lines = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
 
 def _atomic_pieces(lines: list[str]) -> Iterable[str]:

@@ -123,29 +123,33 @@ class SecretRedactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
-        self._with_request: tuple[tuple[str, ...], set[str]] | None = None
-        """The last request's tokens and the known secrets with them: a request's entries share one set."""
+        self._with_request: tuple[tuple[str, ...], int, set[str]] | None = None
+        """The last request's tokens, ``_version`` then, and the known secrets with the tokens: a request's
+        entries share one set."""
+        self._version = 0
+        """Counts changes of the known secrets (another thread may add one: the registry's reload)."""
         for secret in secrets:
             self.add(secret)
 
     def add(self, secret: str | None) -> None:
         if secret and len(secret) >= _MIN_SECRET_LENGTH:
             self._secrets.add(secret)
-            self._with_request = None
+            self._version += 1
 
     def discard(self, secret: str | None) -> None:
         self._secrets.discard(secret or "")
-        self._with_request = None
+        self._version += 1
 
     def _secrets_with(self, tokens: tuple[str, ...]) -> set[str]:
         """The known secrets and ``tokens`` (the request's, ``request_secrets``)."""
         if not tokens:
             return self._secrets
+        version = self._version  # read before the set: a secret added meanwhile makes the kept set stale
         kept = self._with_request
-        if kept is not None and kept[0] is tokens:
-            return kept[1]
+        if kept is not None and kept[0] is tokens and kept[1] == version:
+            return kept[2]
         secrets = self._secrets.union([s for s in tokens if len(s) >= _MIN_SECRET_LENGTH])
-        self._with_request = (tokens, secrets)
+        self._with_request = (tokens, version, secrets)
         return secrets
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -154,7 +158,7 @@ class SecretRedactor:
             kind = _FIELD_KINDS.get(key) if key.__class__ is str else _FREE_TEXT
             if kind is None:
                 kind = _field_kind(key)
-            if kind is _FREE_TEXT and value.__class__ is str:  # most fields: what _clean would do, in one call
+            if kind is _FREE_TEXT and value.__class__ is str and key.__class__ is str:  # what _clean would do
                 event_dict[key] = self._clean_text(value, secrets)
                 continue
             if kind is _WRITTEN_BY_THE_GATEWAY or value is None or value.__class__ in _PLAIN_VALUE_TYPES:

@@ -110,3 +110,18 @@ def test_a_forked_worker_does_not_write_what_its_parent_held() -> None:
     assert finished.returncode == 0
     assert sorted(finished.stderr.splitlines()) == ["from the child", "held by the parent"]
 
+
+
+def test_after_a_loop_stopped_with_lines_held_the_next_line_writes_them_all() -> None:
+    """Lines a stopped loop left held are not stuck behind it: the next line written outside a loop takes them."""
+    stream = CountedWrites()
+    held = HeldLines(stream)
+    loop = asyncio.new_event_loop()
+    try:
+        loop.call_soon(lambda: (held.write("held by the loop\n"), loop.stop()))
+        loop.run_forever()  # stops after that turn: the write it scheduled never runs
+    finally:
+        loop.close()
+    assert stream.pieces == []
+    held.write("after the loop\n")
+    assert "".join(stream.pieces) == "held by the loop\nafter the loop\n"

@@ -458,3 +458,13 @@ def test_a_secret_known_mid_request_is_redacted_from_the_requests_later_entries(
     assert user_token not in "".join(lines)
     assert DISTINCTIVE_PASSWORD not in lines[1] and REDACTED in lines[1]
     assert DISTINCTIVE_PASSWORD in lines[2]  # discarded: no longer a secret (a renamed password, say)
+
+
+def test_a_field_named_for_a_secret_is_hidden_whatever_str_type_names_it() -> None:
+    """A key that is a str subclass (enum members, say) is classified by its name like a plain one."""
+
+    class FieldName(str):
+        pass
+
+    redacted = SecretRedactor()(None, "info", {FieldName("db_password"): "s3cret-value", "note": "plain"})
+    assert list(redacted.values()) == [REDACTED, "plain"]
