@@ -371,8 +371,7 @@ class FixedEventLogger:
             self._logger.info(event, **fields)
             return
         fields["event"] = event
-        for key, value in request_log_fields.get().items():
-            fields.setdefault(key, value)
+        merge_request_fields(None, "info", fields)
         fields["level"] = "info"
         timestamp = fields["timestamp"] = utc_timestamp()
         fields["pid"] = _process_id[0]
