@@ -15,6 +15,7 @@ process exits is written at exit (``flush_held_lines``, also called before
 ``os._exit``); a forked worker forgets what its parent held (the parent writes
 it).
 """
+
 from __future__ import annotations
 
 import asyncio
