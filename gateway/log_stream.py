@@ -99,9 +99,12 @@ _held_by_stream: weakref.WeakValueDictionary[int, HeldLines] = weakref.WeakValue
 
 
 def held_lines_for(stream: TextIO) -> HeldLines:
-    """The ``HeldLines`` of ``stream``, made on first use; the caller keeps it alive."""
+    """The ``HeldLines`` of ``stream``, made on first use; the caller keeps it alive.
+
+    While it lives it holds ``stream``, so no other stream can have that id meanwhile.
+    """
     held = _held_by_stream.get(id(stream))
-    if held is None or held._stream is not stream:  # a stream of the same id that was collected
+    if held is None:
         held = _held_by_stream[id(stream)] = HeldLines(stream)
     return held
 

@@ -111,7 +111,6 @@ def test_a_forked_worker_does_not_write_what_its_parent_held() -> None:
     assert sorted(finished.stderr.splitlines()) == ["from the child", "held by the parent"]
 
 
-
 def test_after_a_loop_stopped_with_lines_held_the_next_line_writes_them_all() -> None:
     """Lines a stopped loop left held are not stuck behind it: the next line written outside a loop takes them."""
     stream = CountedWrites()
