@@ -1,0 +1,103 @@
+"""What the parts of the analyser share: the catalog, and the methods each part offers the others.
+
+The analyser (``analysis.Analyzer``) is one class assembled from parts, one
+module each: expressions, calls, operators, coercion, FROM items and SELECT
+levels. Each part subclasses ``AnalyzerBase``, which declares the methods the
+parts call across module boundaries; the part that implements one overrides
+its declaration here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.coercion import Coercions, Context
+from drivers.postgres.guard.ir import Expr, Query
+from drivers.postgres.guard.resolution import Resolver
+from drivers.postgres.guard.scope import ParseState
+
+Raw = dict[str, Any]
+"""A node of pglast's JSON parse tree."""
+
+
+class AnalyzerBase:
+    """The catalog and the cross-part methods of the analyser."""
+
+    catalog: Catalog
+    coercions: Coercions
+    resolver: Resolver
+
+    # expressions.py
+    def expr(self, node: Raw | None, state: ParseState) -> Expr:
+        raise NotImplementedError
+
+    def exprs(self, nodes: list[Raw] | None, state: ParseState) -> list[Expr]:
+        raise NotImplementedError
+
+    def array_expr(self, body: Raw, state: ParseState, array_type: int, element_type: int, typmod: int) -> Expr:
+        raise NotImplementedError
+
+    def subscripts(self, container: Expr, indices: list[Raw], state: ParseState) -> Expr:
+        raise NotImplementedError
+
+    # coerce.py
+    def coerce(self, expr: Expr, target: int, typmod: int = -1, context: Context = Context.IMPLICIT,
+               *, explicit: bool = False) -> Expr:
+        raise NotImplementedError
+
+    def coerce_to_target(self, expr: Expr, target: int, typmod: int = -1, context: Context = Context.IMPLICIT,
+                         *, explicit: bool = False) -> Expr | None:
+        raise NotImplementedError
+
+    def coerce_to_boolean(self, expr: Expr, construct: str) -> Expr:
+        raise NotImplementedError
+
+    def coerce_to_specific(self, expr: Expr, target: int, construct: str, typmod: int = -1) -> Expr:
+        raise NotImplementedError
+
+    def coerce_to_common(self, expr: Expr, target: int, construct: str) -> Expr:
+        raise NotImplementedError
+
+    def coerce_typmod(self, expr: Expr, target: int, typmod: int, *, explicit: bool = False) -> Expr:
+        raise NotImplementedError
+
+    def common_typmod(self, exprs: list[Expr], common: int) -> int:
+        raise NotImplementedError
+
+    # columns.py
+    def column_ref(self, body: Raw, state: ParseState) -> Expr:
+        raise NotImplementedError
+
+    # calls.py
+    def function_call(self, body: Raw, state: ParseState) -> Expr:
+        raise NotImplementedError
+
+    def function_or_column(self, name: str, arg: Expr, state: ParseState) -> Expr | None:
+        raise NotImplementedError
+
+    def unknown_attribute(self, arg: Expr, name: str) -> str:
+        raise NotImplementedError
+
+    # operators.py
+    def operator_expr(self, body: Raw, state: ParseState) -> Expr:
+        raise NotImplementedError
+
+    def binary_operator(self, name: str, left: Expr, right: Expr, location: int = -1) -> Expr:
+        raise NotImplementedError
+
+    def row_comparison(self, name: str, left: list[Expr], right: list[Expr], location: int = -1) -> Expr:
+        raise NotImplementedError
+
+    # selects.py
+    def sub_select(self, node: Raw, state: ParseState) -> Query:
+        raise NotImplementedError
+
+    def target_expressions(self, nodes: list[Raw] | None, state: ParseState) -> list[Expr]:
+        raise NotImplementedError
+
+    def figure_name(self, node: Raw | None) -> str:
+        raise NotImplementedError
+
+    def window_reference(self, over: Raw, state: ParseState) -> object:
+        raise NotImplementedError
