@@ -11,9 +11,9 @@ import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
-from drivers.postgres.guard_process import PolicySource
-from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
+from drivers.postgres.guard.catalog import CATALOG_SQL
+from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.process import PolicySource
 from gateway.app import create_app, server_options
 from gateway.log_stream import CapturedLog
 from openapi_contract import ContractCheckedClient
@@ -41,21 +41,16 @@ def policy_source() -> PolicySource:
     connection = connect()
     try:
         with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SNAPSHOT_SQL)
+            cursor.execute(CATALOG_SQL)
             row = cursor.fetchone()
     finally:
         connection.close()
     assert row is not None
-    return PolicySource(
-        catalog_row=tuple(row),
-        allow=frozenset(),
-        deny=frozenset(),
-        max_bounded_literal_bytes=DEFAULT_MAX_BOUNDED_LITERAL_BYTES,
-    )
+    return PolicySource(catalog_row=tuple(row), allow=frozenset(), deny=frozenset())
 
 
 @pytest.fixture(scope="module")
-def policy(policy_source: PolicySource) -> QueryPolicy:
+def policy(policy_source: PolicySource) -> GuardPolicy:
     """The SQL guard's policy built from the test server's own pg_catalog, as a pool builds it."""
     return policy_source.build_policy()
 

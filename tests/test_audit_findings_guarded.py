@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from drivers.postgres.query_policy import QueryPolicy
-from drivers.postgres.sql_guard import check_query
+from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
+from drivers.postgres.guard.sql_guard import check_query
 from gateway.errors import QueryRejected
 
 FINDINGS = Path(__file__).resolve().parent.parent / "scripts" / "interrupt_audit_findings.json"

@@ -29,10 +29,10 @@ import test_guard_redteam
 import test_inheritance
 import test_sql_guard
 import test_sql_guard_catalog
-from drivers.postgres.guard_cache import GuardCache
-from drivers.postgres.inheritance import read_as_only
-from drivers.postgres.query_policy import QueryPolicy
-from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
+from drivers.postgres.guard.cache import GuardCache
+from drivers.postgres.guard.inheritance import read_as_only
+from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
+from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
 from gateway.errors import QueryRejected
 from gateway.keys import POOLS, REGISTRY
 from support import GatewayFactory, database_from, grant, read_logs, register_database, user_headers

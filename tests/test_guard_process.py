@@ -20,10 +20,10 @@ from collections.abc import Iterator
 import pytest
 from aiohttp.test_utils import TestClient
 
-from drivers.postgres.guard_process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
-from drivers.postgres.inheritance import read_as_only
+from drivers.postgres.guard.inheritance import read_as_only
+from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
+from drivers.postgres.guard.sql_guard import check_query
 from drivers.postgres.pool import PostgresPool
-from drivers.postgres.sql_guard import check_query
 from gateway.errors import QueryRejected
 from gateway.keys import POOLS, REGISTRY
 from support import GatewayFactory, database_from, grant, register_database, user_headers

@@ -18,8 +18,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pglast import parser
 
-from drivers.postgres.inheritance import read_as_only
-from drivers.postgres.sql_guard import parse_query
+from drivers.postgres.guard.inheritance import read_as_only
+from drivers.postgres.guard.sql_guard import parse_query
 from gateway.errors import QueryRejected
 from support import (
     GatewayFactory,

@@ -14,10 +14,10 @@ import psycopg2
 import pytest
 from pglast import parser
 
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL, CatalogSnapshot
-from drivers.postgres.function_policy import FunctionPolicy
-from drivers.postgres.query_policy import QueryPolicy
-from drivers.postgres.sql_guard import check_query, display_name, parse_query
+from drivers.postgres.guard.catalog import CATALOG_SQL as CATALOG_SNAPSHOT_SQL, Catalog as CatalogSnapshot
+from drivers.postgres.guard.function_policy import FunctionPolicy
+from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
+from drivers.postgres.guard.sql_guard import check_query, display_name, parse_query
 from gateway.errors import QueryRejected
 
 GRANTED = frozenset({
@@ -41,7 +41,7 @@ def live_catalog_row() -> tuple:
 
 @pytest.fixture(scope="module")
 def live_catalog() -> CatalogSnapshot:
-    return CatalogSnapshot.from_query_row(live_catalog_row())
+    return CatalogSnapshot.from_row(live_catalog_row())
 
 
 @pytest.fixture(scope="module")

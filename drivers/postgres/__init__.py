@@ -8,9 +8,21 @@ Options (the ``[drivers.postgres]`` table of the configuration file):
     ``allow_functions_overrides_denial``, with the reason it was refused);
 ``deny_functions``
     names to refuse even though the allowlist has them (deny wins);
-``max_bounded_literal_bytes``
-    the most bytes of literal text one cost-driving argument of a function PostgreSQL cannot
-    interrupt may hold (``LIKE``, ``@>``, ``&&``, ``replace``, ``ltrim``...; default 1024).
+``max_built_value_bytes``
+    the largest value a query may build from its own constants (``repeat``, ``array_fill``,
+    ``lpad``, literals...; default 8 MiB);
+``max_expression_milliseconds``
+    the most work, in estimated milliseconds, one row's evaluation may take without PostgreSQL
+    checking for interrupts (default 1000);
+``max_expression_memory_bytes``
+    the most memory the values of one row's evaluation may take (default 256 MiB);
+``assumed_data_value_bytes``
+    how large a stored value (or an aggregate of stored values) counts where a query multiplies it
+    (default 64 KiB);
+``max_data_amplification``
+    how many times over one value may multiply the stored data it reads (default 4096).
+
+docs/security.md ("The size and cost model") explains each.
 """
 
 from __future__ import annotations
@@ -21,17 +33,26 @@ from typing import Any
 
 import structlog
 
-from drivers.postgres.function_policy import denial_reason, normalize_configured_names
+from drivers.postgres.guard.function_policy import denial_reason, normalize_configured_names
+from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.query_errors import CanceledStatementLogFilter
-from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES
 from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
 from gateway.driver_protocol import ConnectionData, ConnectionField, PoolLimits
 
 __all__ = ["PostgresDriver", "PostgresPool"]
 
-_OPTION_NAMES = {"allow_functions", "deny_functions", "max_bounded_literal_bytes"}
-_MAX_LITERAL_BOUND = 1024 * 1024
+_LIMITS = {
+    # option: (smallest, largest)
+    "max_built_value_bytes": (1024, 1 << 30),
+    "max_expression_milliseconds": (1, 600_000),
+    "max_expression_memory_bytes": (1024 * 1024, 1 << 34),
+    "assumed_data_value_bytes": (1, 1 << 30),
+    "max_data_amplification": (1, 1 << 30),
+}
+_OPTION_NAMES = {"allow_functions", "deny_functions", *_LIMITS}
+_REPLACED = {"max_bounded_literal_bytes": "the guard now budgets work instead (max_expression_milliseconds, "
+                                          "max_built_value_bytes; docs/security.md)"}
 
 
 class PostgresDriver:
@@ -43,13 +64,16 @@ class PostgresDriver:
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         options = dict(options or {})
+        for name, replacement in _REPLACED.items():
+            if name in options:
+                raise ValueError(f"[drivers.postgres] {name} is no longer a setting: {replacement}; remove it")
         unknown = set(options) - _OPTION_NAMES
         if unknown:
             raise ValueError(f"unknown [drivers.postgres] option(s): {', '.join(sorted(unknown))}")
         self.guard_options = GuardOptions(
             allow=_names(options, "allow_functions"),
             deny=_names(options, "deny_functions"),
-            max_bounded_literal_bytes=_literal_bound(options),
+            limits=_limits(options),
         )
         _quiet_cancelled_statements()
 
@@ -89,8 +113,13 @@ def _names(options: Mapping[str, Any], key: str) -> frozenset[str]:
     return normalize_configured_names((item for item in value if item.strip()), key)
 
 
-def _literal_bound(options: Mapping[str, Any]) -> int:
-    value = options.get("max_bounded_literal_bytes", DEFAULT_MAX_BOUNDED_LITERAL_BYTES)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_LITERAL_BOUND:
-        raise ValueError(f"max_bounded_literal_bytes must be a whole number of bytes from 1 to {_MAX_LITERAL_BOUND}")
-    return value
+def _limits(options: Mapping[str, Any]) -> GuardLimits:
+    values = {}
+    for name, (smallest, largest) in _LIMITS.items():
+        if name not in options:
+            continue
+        value = options[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not smallest <= value <= largest:
+            raise ValueError(f"{name} must be a whole number from {smallest} to {largest}")
+        values[name] = value
+    return GuardLimits(**values)

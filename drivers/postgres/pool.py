@@ -29,16 +29,16 @@ import structlog
 
 from drivers.postgres.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
-from drivers.postgres.catalog_snapshot import CATALOG_SNAPSHOT_SQL
-from drivers.postgres.function_policy import is_denied_builtin
 from drivers.postgres.connections import acquire_live_connection, release_connection
-from drivers.postgres.guard_cache import GuardCache
-from drivers.postgres.guard_process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
-from drivers.postgres.inheritance import PARTITIONED_TABLES_SQL
-from drivers.postgres.query_policy import DEFAULT_MAX_BOUNDED_LITERAL_BYTES, QueryPolicy
+from drivers.postgres.guard.cache import GuardCache
+from drivers.postgres.guard.catalog import CATALOG_SQL as GUARD_CATALOG_SQL
+from drivers.postgres.guard.function_policy import is_denied_builtin
+from drivers.postgres.guard.inheritance import PARTITIONED_TABLES_SQL
+from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
+from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
+from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
-from drivers.postgres.sql_guard import ParsedQuery, check_query, require_granted
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.driver_protocol import (
     AcquireWaitTally,
@@ -66,8 +66,8 @@ class GuardOptions:
     """Extra pg_catalog function names to allow."""
     deny: frozenset[str] = frozenset()
     """Function names to refuse; wins over ``allow`` and the built-in list."""
-    max_bounded_literal_bytes: int = DEFAULT_MAX_BOUNDED_LITERAL_BYTES
-    """The most literal bytes one cost-driving argument of a cost-bounded function may hold."""
+    limits: GuardLimits = GuardLimits()
+    """The limits of the guard's size and cost model."""
 
 
 def session_options(limits: PoolLimits) -> str:
@@ -115,7 +115,7 @@ class PostgresPool:
         self._guard_options = guard_options
         self._pool: aiopg.Pool | None = None
         self._opening = asyncio.Lock()
-        self._query_policy: QueryPolicy | None = None
+        self._query_policy: GuardPolicy | None = None
         self._long_texts: LongTextGuard | None = None
         """Checks texts over ``LONG_TEXT_CHARS`` in a child process (``guard_process.py``); made with the policy."""
         self._partitioned_tables: frozenset[TableRef] | None = None
@@ -207,22 +207,18 @@ class PostgresPool:
     async def describe_table(self, folder: str, table: str) -> list[ColumnInfo] | None:
         return table_columns(await self._fetch_all(COLUMNS_SQL, {"folder": folder, "table": table}))
 
-    async def query_policy(self) -> QueryPolicy:
+    async def query_policy(self) -> GuardPolicy:
         """What GetData queries may do here, decided from this database's own pg_catalog once per pool."""
         if self._query_policy is not None:
             return self._query_policy
         # The first queries after a start or a refresh arrive together: one reads and builds, the others wait.
         async with self._catalog_reading:
             if self._query_policy is None:
-                (row,) = await self._fetch_all(CATALOG_SNAPSHOT_SQL)
+                (row,) = await self._fetch_all(GUARD_CATALOG_SQL)
                 options = self._guard_options
                 # The child process that checks long texts builds the same policy from the same source.
-                source = PolicySource(
-                    catalog_row=tuple(row),
-                    allow=options.allow,
-                    deny=options.deny,
-                    max_bounded_literal_bytes=options.max_bounded_literal_bytes,
-                )
+                source = PolicySource(catalog_row=tuple(row), allow=options.allow, deny=options.deny,
+                                      limits=options.limits)
                 # Some 50 ms of work on 300 KiB of catalog: not on the event loop.
                 policy = await asyncio.get_running_loop().run_in_executor(self._guard_thread, source.build_policy)
                 # Denylist reasons were logged at start-up (PostgresDriver.startup_warnings); the
@@ -251,7 +247,7 @@ class PostgresPool:
 
         def checked() -> ParsedQuery:
             # The cache runs the grant check itself; the guard checks everything else once per key.
-            return self.guard_cache.check(sql, granted, lambda text: check_query(text, None, policy), partitioned)
+            return self.guard_cache.check(sql, granted, lambda text: check_query(text, granted, policy), partitioned)
 
         if len(sql) <= INLINE_CHECK_CHARS:
             return checked()
@@ -259,7 +255,7 @@ class PostgresPool:
             # Turning a 100 KiB text's parse tree into Python objects holds the GIL for tens of milliseconds,
             # in any thread: such texts (which the guard cache does not keep) are checked in a child process.
             assert self._long_texts is not None  # made with the policy
-            return require_granted(await self._long_texts.check(sql, partitioned), granted)
+            return require_granted(await self._long_texts.check(sql, partitioned, granted), granted)
         # Parsing and walking up to 16 KiB of SQL takes up to some 10 ms: on the event loop, every other
         # request of the process would wait that long. One thread per pool takes them in turn; pglast
         # parses without the GIL and the walk yields it every few milliseconds.

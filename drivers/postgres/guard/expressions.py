@@ -157,7 +157,7 @@ class Expressions(AnalyzerBase):
             arg = self.expr(body["arg"], state)
             if arg.type == UNKNOWN:
                 arg = self.coerce_to_common(arg, TEXT, "CASE")
-            placeholder = CaseTest(arg.type, arg.typmod)
+            placeholder = CaseTest(arg)
         whens: list[tuple[Expr, Expr]] = []
         for item in body.get("args", ()):
             when = item["CaseWhen"]

@@ -68,7 +68,12 @@ class Var(Expr):
 class CaseTest(Expr):
     """The CASE operand inside a ``CASE x WHEN v`` comparison (``CaseTestExpr``)."""
 
-    __slots__ = ()
+    __slots__ = ("source",)
+
+    def __init__(self, source: Expr) -> None:
+        super().__init__(source.type, source.typmod)
+        self.source = source
+        """The CASE operand it stands for."""
 
 
 class Call(Expr):

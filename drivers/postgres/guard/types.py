@@ -116,6 +116,11 @@ class TypeInfo:
     multirange_range: int = 0
     """The range type of a multirange type, else 0."""
 
+    @property
+    def is_array(self) -> bool:
+        """True for a true array type (``_int4``), not for int2vector-like subscriptable types."""
+        return self.category == "A" and self.element != 0 and self.length == -1 and self.name.startswith("_")
+
 
 @attrs.frozen
 class Column:

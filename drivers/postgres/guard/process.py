@@ -10,7 +10,7 @@ docs/performance.md, "Issue 10"). pglast's parse and fingerprint release the
 GIL; the rest cannot, and one ``orjson.loads`` call cannot be cut into slices.
 
 So a pool sends texts longer than ``LONG_TEXT_CHARS`` (those the guard cache
-does not keep anyway) to a child process of its own (``guard_child.py``),
+does not keep anyway) to a child process of its own (``child.py``),
 started when the first such text arrives. The child runs exactly what the
 guard thread ran for such a text, ``read_as_only(check_query(sql, None,
 policy), partitioned)``, with a policy it builds from the same catalog row and
@@ -25,7 +25,7 @@ of pickling for 100 KiB), one text at a time, like the guard thread; a request
 cancelled meanwhile does not cut it. If the child dies while it holds a text
 (a crash of the parser, the kernel's OOM killer), that query is refused, never
 guessed, and the next long text starts a new child. The child runs at a lower
-CPU priority (``guard_child.NICENESS``), so the scheduler lets the event loop go first.
+CPU priority (``child.NICENESS``), so the scheduler lets the event loop go first.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from typing import Any
 
 import attrs
 
-from drivers.postgres.catalog_snapshot import CatalogSnapshot
-from drivers.postgres.guard_cache import MAX_CACHED_QUERY_CHARS
-from drivers.postgres.guard_child import LENGTH_BYTES, framed
-from drivers.postgres.query_policy import QueryPolicy
-from drivers.postgres.sql_guard import ParsedQuery
+from drivers.postgres.guard.cache import MAX_CACHED_QUERY_CHARS
+from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.child import LENGTH_BYTES, framed
+from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
+from drivers.postgres.guard.sql_guard import ParsedQuery, Refusal, raise_refusal
 from gateway.background import retrieve_outcome
 from gateway.errors import QueryRejected, RefusalReason
 
@@ -58,20 +58,20 @@ _CHILD_STOP_SECONDS = 5.0
 
 @attrs.frozen
 class PolicySource:
-    """What a pool builds its ``QueryPolicy`` from; the child builds the same policy from the same inputs."""
+    """What a pool builds its ``GuardPolicy`` from; the child builds the same policy from the same inputs."""
 
     catalog_row: tuple[Any, ...]
-    """The one row ``CATALOG_SNAPSHOT_SQL`` answered (four JSON texts)."""
+    """The one row ``catalog.CATALOG_SQL`` answered (seven JSON texts)."""
     allow: frozenset[str]
+    """The operator's ``allow_functions``."""
     deny: frozenset[str]
-    max_bounded_literal_bytes: int
+    """The operator's ``deny_functions``."""
+    limits: GuardLimits = GuardLimits()
+    """The size and cost model's limits."""
 
-    def build_policy(self) -> QueryPolicy:
-        return QueryPolicy.from_catalog(
-            CatalogSnapshot.from_query_row(self.catalog_row),
-            allow=self.allow,
-            deny=self.deny,
-            max_bounded_literal_bytes=self.max_bounded_literal_bytes,
+    def build_policy(self) -> GuardPolicy:
+        return GuardPolicy.from_catalog(
+            Catalog.from_row(self.catalog_row), allow=self.allow, deny=self.deny, limits=self.limits
         )
 
 
@@ -89,8 +89,12 @@ class LongTextGuard:
         self.remembered = 0
         """Queries answered from the decisions kept here, without the child (for tests)."""
 
-    async def check(self, sql: str, partitioned: frozenset[tuple[str, str]]) -> ParsedQuery:
-        """``read_as_only(check_query(sql, None, policy), partitioned)``, as the guard thread answers it."""
+    async def check(self, sql: str, partitioned: frozenset[tuple[str, str]],
+                    granted: frozenset[tuple[str, str]]) -> ParsedQuery:
+        """``read_as_only(check_query(sql, granted, policy), partitioned)``, as the guard thread answers it.
+
+        The grant check of an accepted query is the caller's (``require_granted``); a refused one is checked
+        against ``granted`` first, so a refusal never describes an ungranted table."""
         key = (sql, partitioned)
         answer = self._answers.get(key)
         if answer is not None:
@@ -109,7 +113,7 @@ class LongTextGuard:
             parsed: ParsedQuery = answer[1]
             return parsed
         if answer[0] == "refused":
-            raise QueryRejected(answer[1], reason=answer[2])
+            raise_refusal(Refusal(answer[1], answer[2], answer[3]), granted)
         raise RuntimeError(f"the SQL guard's child process failed: {answer[1]}")
 
     async def _exchange(self, sql: str, partitioned: frozenset[tuple[str, str]]) -> tuple[Any, ...]:
@@ -136,7 +140,7 @@ class LongTextGuard:
 
     async def _start_child(self) -> asyncio.subprocess.Process:
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "drivers.postgres.guard_child",
+            sys.executable, "-m", "drivers.postgres.guard.child",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         self.children_started += 1

@@ -1,33 +1,23 @@
-"""The walk over a SELECT's raw parse tree that the SQL guard relies on.
+"""The first pass over a SELECT's raw parse tree: its shape, and the names it may use.
 
 ``SelectTreeWalker`` visits every node of pglast's JSON parse tree without
-recursion. Node kinds known to be harmless inside a SELECT pass (an
-allowlist); kinds that name something PostgreSQL resolves (relations,
-functions, types, operators, collations) are checked by a ``_check_<Kind>``
-method; anything else is refused with a sentence naming it. On the way it
-collects every relation read and every function called, for
-``drivers.postgres.sql_guard.check_query`` to compare with the grants, and
-records what the catalog checks need (``query_sites.py``): each SELECT
-level's scope, every type named, call, cast and operator application.
+recursion, before any name is looked up. Node kinds known to be harmless
+inside a SELECT pass (an allowlist); kinds that name something PostgreSQL
+resolves (relations, functions, types, operators, collations) are checked by
+a ``_check_<Kind>`` method: relations must be schema-qualified (or a CTE in
+scope), everything else built in (schema ``pg_catalog``); anything else is
+refused with a sentence naming it. On the way it collects every relation
+read, so that the grant check runs before the type model (``analysis.py``)
+looks at any column: a refusal never tells what an ungranted table holds.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from drivers.postgres.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
-from drivers.postgres.select_names import Checked, NameChecks
-from drivers.postgres.query_sites import (
-    OperatorSite,
-    Scope,
-    case_sites,
-    expression_sites,
-    from_items,
-    output_columns,
-    join_sites,
-    sublink_sites,
-)
-from drivers.postgres.sql_names import builtin_name, display_name, friendly_node_name, identifiers
+from drivers.postgres.guard.names import builtin_name, display_name, friendly_node_name, identifiers
+from drivers.postgres.guard.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
+from drivers.postgres.guard.type_rules import CATALOG_LOOKUP_TYPES
 from gateway.errors import QueryRejected, RefusalReason
 
 __all__ = ["SelectTreeWalker", "display_name", "friendly_node_name"]
@@ -52,6 +42,8 @@ _LOCK_STRENGTHS = {
     "LCS_FORNOKEYUPDATE": "FOR NO KEY UPDATE", "LCS_FORUPDATE": "FOR UPDATE",
 }
 
+Checked = tuple[tuple[str, ...], frozenset[str]]
+"""What a node check returns: fields it handled itself, and the CTE names its children see."""
 _Checked = Checked
 
 @attrs.frozen
@@ -68,43 +60,24 @@ class RangeVarSite:
     """The relation's name, as PostgreSQL resolves it."""
 
 
-class SelectTreeWalker(NameChecks):
+class SelectTreeWalker:
     """Walks one raw parse tree without recursion, collecting names and refusing the unknown."""
 
     def __init__(self) -> None:
         self.relations: set[tuple[str, str]] = set()
         self.range_vars: list[RangeVarSite] = []
         self.functions: set[str] = set()
-        self.attribute_names: set[str] = set()
         self.type_names: list[dict] = []
         """Every TypeName node (casts, typed literals, column definitions)."""
-        self.calls: list[tuple[dict, Scope | None]] = []
-        """Every FuncCall node with the scope its arguments are evaluated in."""
-        self.casts: list[tuple[dict, Scope | None]] = []
-        """Every TypeCast node with its scope."""
-        self.column_definitions: list[tuple[dict, list[dict], Scope | None]] = []
-        """Every function in FROM with a column definition list: (expression, its TypeNames, scope)."""
-        self.row_columns: dict[str, list[frozenset[str]]] = {}
-        """Column names known for each sub-select alias and CTE name (one entry per definition)."""
-        self.attribute_calls: list[tuple[dict, Scope | None]] = []
-        """``name(x)`` for every ``x.name`` / ``(x).name``: PostgreSQL calls it when x has no column ``name``."""
-        self.operator_sites: list[OperatorSite] = []
-        """Every operator application, spelled or implied."""
-        self.table_names: set[str] = set()
-        """Names a qualified column reference uses for a table anywhere in the query."""
-        self.other_names: set[str] = set()
-        """Names of every other FROM item anywhere in the query (sub-selects, CTEs, functions, joins)."""
-        self._stack: list[tuple[str, dict, frozenset[str], Scope | None]] = []
-        self._scope: Scope | None = None
-        self._children_scope: Scope | None = None
+        self._stack: list[tuple[str, dict, frozenset[str]]] = []
 
     def walk_select(self, body: dict) -> None:
-        self._stack.append(("SelectStmt", body, frozenset(), None))
+        self._stack.append(("SelectStmt", body, frozenset()))
         while self._stack:
-            node_type, node, ctes_in_scope, scope = self._stack.pop()
-            self._visit(node_type, node, ctes_in_scope, scope)
+            node_type, node, ctes_in_scope = self._stack.pop()
+            self._visit(node_type, node, ctes_in_scope)
 
-    def _visit(self, node_type: str, node: dict, ctes_in_scope: frozenset[str], scope: Scope | None) -> None:
+    def _visit(self, node_type: str, node: dict, ctes_in_scope: frozenset[str]) -> None:
         if node_type == "A_Const":
             return  # a literal; its value union has no names
         check = getattr(self, "_check_" + node_type, None)
@@ -113,18 +86,15 @@ class SelectTreeWalker(NameChecks):
                 f"{friendly_node_name(node_type)} is not allowed in a GetData query",
                 reason=RefusalReason.CONSTRUCT,
             )
-        self._scope = self._children_scope = scope
         handled, ctes_in_scope = check(node, ctes_in_scope) if check else ((), ctes_in_scope)
         for field, value in node.items():
             if field not in handled:
-                self._push_children(node_type, field, value, ctes_in_scope, self._children_scope)
+                self._push_children(node_type, field, value, ctes_in_scope)
 
-    def _push_children(
-        self, parent: str, field: str, value: object, ctes_in_scope: frozenset[str], scope: Scope | None
-    ) -> None:
+    def _push_children(self, parent: str, field: str, value: object, ctes_in_scope: frozenset[str]) -> None:
         if isinstance(value, list):
             for item in value:
-                self._push_children(parent, field, item, ctes_in_scope, scope)
+                self._push_children(parent, field, item, ctes_in_scope)
         elif isinstance(value, dict) and value:
             if len(value) == 1 and next(iter(value))[0].isupper():
                 ((node_type, node),) = value.items()
@@ -135,7 +105,7 @@ class SelectTreeWalker(NameChecks):
                         f"the construct at {parent}.{field} is not supported",
                         reason=RefusalReason.CONSTRUCT,
                     )
-            self._stack.append((node_type, node, ctes_in_scope, scope))
+            self._stack.append((node_type, node, ctes_in_scope))
 
     def _check_SelectStmt(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         if "intoClause" in node:
@@ -149,10 +119,6 @@ class SelectTreeWalker(NameChecks):
         with_clause = node.get("withClause")
         if with_clause:
             ctes_in_scope = self._enter_with(with_clause, ctes_in_scope)
-        items = from_items(node.get("fromClause", []), ctes_in_scope)
-        self.table_names |= items.table_names
-        self.other_names |= items.other_names
-        self._children_scope = Scope.enclosed_by(self._scope, items.only_tables)
         return ("withClause",), ctes_in_scope
 
     def _enter_with(self, with_clause: dict, outer: frozenset[str]) -> frozenset[str]:
@@ -171,12 +137,10 @@ class SelectTreeWalker(NameChecks):
             # itself or a later one would fall through to a real table.
             # A CTE body sees the levels around its WITH, not that level's FROM items.
             visible = names if recursive else names[:position]
-            renames = [n["String"]["sval"] for n in cte.get("aliascolnames", ()) if "String" in n]
-            self.row_columns.setdefault(cte["ctename"], []).append(output_columns(query, renames))
-            self._stack.append((query_type, query, outer | frozenset(visible), self._scope))
+            self._stack.append((query_type, query, outer | frozenset(visible)))
             for field, value in cte.items():
                 if field != "ctequery":
-                    self._push_children("CommonTableExpr", field, value, outer, self._scope)
+                    self._push_children("CommonTableExpr", field, value, outer)
         return outer | frozenset(names)
 
     def _check_RangeVar(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
@@ -206,18 +170,6 @@ class SelectTreeWalker(NameChecks):
         self.range_vars.append(RangeVarSite(node.get("location", -1), bool(node.get("inh")), schema, relation))
         return (), ctes_in_scope
 
-    def _check_RangeSubselect(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        alias = node.get("alias", {})
-        if alias.get("aliasname") and "SelectStmt" in node["subquery"]:
-            renames = [n["String"]["sval"] for n in alias.get("colnames", ()) if "String" in n]
-            columns = output_columns(node["subquery"]["SelectStmt"], renames)
-            self.row_columns.setdefault(alias["aliasname"], []).append(columns)
-        # Without LATERAL a sub-select in FROM cannot see its own level's FROM items.
-        own_level = self._scope
-        scope = own_level if node.get("lateral") or own_level is None else own_level.parent
-        self._push_children("RangeSubselect", "subquery", node["subquery"], ctes_in_scope, scope)
-        return ("subquery",), ctes_in_scope
-
     def _check_RangeTableFunc(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         raise QueryRejected(f"XMLTABLE is not allowed: {_XML_PARSING}", reason=RefusalReason.FUNCTION)
 
@@ -235,18 +187,6 @@ class SelectTreeWalker(NameChecks):
             )
         return (), ctes_in_scope
 
-    def _check_TypeCast(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        self.casts.append((node, self._scope))
-        return (), ctes_in_scope
-
-    def _check_JoinExpr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        self.operator_sites.extend(join_sites(node, self._scope))
-        return (), ctes_in_scope
-
-    def _check_CaseExpr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        self.operator_sites.extend(case_sites(node, self._scope))
-        return (), ctes_in_scope
-
     def _check_FuncCall(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         names = identifiers(node["funcname"])
         name = builtin_name(names)
@@ -257,7 +197,6 @@ class SelectTreeWalker(NameChecks):
                 reason=RefusalReason.FUNCTION,
             )
         self.functions.add(name)
-        self.calls.append((node, self._scope))
         return ("funcname",), ctes_in_scope
 
     def _builtin_operator(self, names: list[str]) -> str:
@@ -271,20 +210,54 @@ class SelectTreeWalker(NameChecks):
         return name
 
     def _check_A_Expr(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        name = self._builtin_operator(identifiers(node.get("name", ())) or ["="])
-        self.operator_sites.extend(expression_sites(node.get("kind", "AEXPR_OP"), node, name, self._scope))
+        self._builtin_operator(identifiers(node.get("name", ())) or ["="])
         return ("name",), ctes_in_scope
 
     def _check_SubLink(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        name = self._builtin_operator(identifiers(node["operName"])) if "operName" in node else None
-        self.operator_sites.extend(sublink_sites(node, name, self._scope))
+        if "operName" in node:
+            self._builtin_operator(identifiers(node["operName"]))
         return ("operName",), ctes_in_scope
 
     def _check_SortBy(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         if "useOp" in node:
-            name = self._builtin_operator(identifiers(node["useOp"]))
-            self.operator_sites.append(OperatorSite(name, (node.get("node"), node.get("node")), self._scope))
+            self._builtin_operator(identifiers(node["useOp"]))
         return ("useOp",), ctes_in_scope
+
+    def _check_TypeName(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        names = identifiers(node.get("names", ()))
+        name = builtin_name(names) if names and not node.get("pct_type") else None
+        if name is None:
+            raise QueryRejected(
+                f"type {display_name(*names or ['?'])} is not allowed: "
+                "only built-in types (schema pg_catalog) may be used",
+                reason=RefusalReason.TYPE,
+            )
+        if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
+            raise QueryRejected(
+                f"type {display_name(name)} is not allowed: it looks up catalog objects",
+                reason=RefusalReason.TYPE,
+            )
+        for modifier in node.get("typmods", ()):
+            if "ival" not in modifier.get("A_Const", {}):
+                # bit('80000000'), numeric(a): PostgreSQL hands text to the type's modifier parser.
+                raise QueryRejected(
+                    f"type modifier of {display_name(name)} is not allowed: write it as an integer, "
+                    f"as in {name}(10)",
+                    reason=RefusalReason.TYPE,
+                )
+        self.type_names.append(node)
+        return ("names", "typmods"), ctes_in_scope
+
+    def _check_ColumnRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
+        fields = node.get("fields", ())
+        if len(fields) >= 4:
+            # db.schema.table.column (or .*): the database's own error would compare the name with its own.
+            raise QueryRejected(
+                f"column reference {'.'.join(f.get('String', {}).get('sval', '*') for f in fields)} names a "
+                "database: cross-database references are not allowed, write table.column or schema.table.column",
+                reason=RefusalReason.CROSS_DATABASE,
+            )
+        return (), ctes_in_scope
 
     def _check_CollateClause(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
         names = identifiers(node.get("collname", ()))

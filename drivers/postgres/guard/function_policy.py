@@ -1,6 +1,6 @@
 """Which built-in PostgreSQL functions a GetData query may call.
 
-The SQL guard (``drivers.postgres.sql_guard``) lets a query call only
+The SQL guard (``drivers.postgres.guard.sql_guard``) lets a query call only
 functions of schema ``pg_catalog`` that this policy allows. The allowlist is
 built by ``FunctionPolicy.from_catalog`` from each registered database's own
 catalog (``catalog_snapshot.py``):
@@ -33,8 +33,9 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from drivers.postgres.catalog_snapshot import CatalogSnapshot, FunctionOverload
-from drivers.postgres.type_rules import signature_refusal
+from drivers.postgres.guard.catalog import FIRST_NORMAL_OID, Catalog
+from drivers.postgres.guard.type_rules import signature_refusal
+from drivers.postgres.guard.types import FunctionInfo
 
 # Run SQL given as text (or read a cursor/whole tables by name) inside the
 # function, where the guard cannot see which tables are read.
@@ -77,7 +78,7 @@ _SIDE_EFFECTS = frozenset({
     "nextval", "setval", "currval", "lastval", "set_config", "pg_sleep", "pg_sleep_for",
     "pg_sleep_until", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock",
     "pg_notify", "pg_cancel_backend", "pg_terminate_backend", "pg_reload_conf",
-    "random", "setseed", "lo_create", "lo_creat", "lo_unlink", "lo_put", "lo_truncate",
+    "setseed", "lo_create", "lo_creat", "lo_unlink", "lo_put", "lo_truncate",
 })
 
 # PostgreSQL cannot interrupt these while they run, and their time grows with
@@ -143,6 +144,10 @@ ALLOWED_PG_FUNCTIONS: frozenset[str] = frozenset({
 """The ``pg_`` functions that are safe and useful in a data query."""
 
 _QUALIFYING_VOLATILITY = frozenset({"i", "s"})
+VOLATILE_READ_ONLY: frozenset[str] = frozenset({"random", "random_normal", "clock_timestamp", "timeofday",
+                                                 "gen_random_uuid"})
+"""Volatile built-ins that only read: a random number, the clock, a random UUID. Every other volatile
+function writes, locks, signals, sleeps or changes settings, and is refused."""
 _QUALIFYING_KINDS = frozenset({"f", "a", "w"})
 _CATALOG_PREFIX = "pg_catalog."
 
@@ -180,18 +185,18 @@ def normalize_configured_names(names: Iterable[str], option: str) -> frozenset[s
     return frozenset(normalised)
 
 
-def overload_refusal(catalog: CatalogSnapshot, overload: FunctionOverload) -> str | None:
+def overload_refusal(catalog: Catalog, overload: FunctionInfo) -> str | None:
     """Why the catalog rules disqualify one overload, or None when it qualifies."""
-    if not overload.builtin:
+    if overload.oid >= FIRST_NORMAL_OID:
         return "it was added to pg_catalog after initdb (an extension)"
     if overload.kind not in _QUALIFYING_KINDS:
         return "it is a procedure"
-    if overload.volatility not in _QUALIFYING_VOLATILITY:
+    if overload.volatility not in _QUALIFYING_VOLATILITY and overload.name not in VOLATILE_READ_ONLY:
         return "it is volatile"
     return signature_refusal(catalog, overload)
 
 
-def _callable_with_one_argument(catalog: CatalogSnapshot, overload: FunctionOverload) -> bool:
+def _callable_with_one_argument(catalog: Catalog, overload: FunctionInfo) -> bool:
     count = len(overload.arguments)
     if count == 0 or count - overload.defaults > 1:
         return False
@@ -220,12 +225,12 @@ class FunctionPolicy:
 
     @classmethod
     def from_catalog(
-        cls, catalog: CatalogSnapshot, *, allow: Iterable[str] = (), deny: Iterable[str] = ()
+        cls, catalog: Catalog, *, allow: Iterable[str] = (), deny: Iterable[str] = ()
     ) -> FunctionPolicy:
         """Build the policy from a catalog snapshot and the operator's options (deny wins over allow)."""
         refusals: dict[str, str] = {}
         one_argument: set[str] = set()
-        for name, overloads in catalog.overloads.items():
+        for name, overloads in catalog.functions_by_name.items():
             reason = denial_reason(name)
             for overload in overloads:
                 reason = reason or overload_refusal(catalog, overload)
@@ -237,7 +242,7 @@ class FunctionPolicy:
         denied_names = normalize_configured_names(deny, "deny")
         overridden = {name: refusals.pop(name) for name in sorted(allowed_names - denied_names) if name in refusals}
         refusals.update({name: "the operator denied it (deny_functions)" for name in denied_names})
-        allowed = (frozenset(catalog.overloads) | allowed_names) - refusals.keys()
+        allowed = (frozenset(catalog.functions_by_name) | allowed_names) - refusals.keys()
         return cls(
             allowed=frozenset(allowed),
             one_argument_functions=frozenset(one_argument),

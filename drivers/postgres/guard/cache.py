@@ -46,8 +46,8 @@ import attrs
 import orjson
 from pglast import parser
 
-from drivers.postgres.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
-from drivers.postgres.sql_guard import ParsedQuery, require_granted
+from drivers.postgres.guard.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
+from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted
 
 MAX_CACHED_QUERY_CHARS = 16_384
 """Longer texts are checked afresh every time (they rarely repeat, and their keys would be large)."""
@@ -81,7 +81,7 @@ class GuardCache:
         self._answers: collections.OrderedDict[str, ParsedQuery] = collections.OrderedDict()
         """The last answers by exact text (texts up to ``MAX_EXACT_TEXT_CHARS``): a repeated text skips the scan."""
         # The event loop checks texts up to 2 KiB, the pool's guard thread those up to 16 KiB: both use the
-        # entries. Longer texts go to the pool's child process (guard_process.py) and never reach this cache.
+        # entries. Longer texts go to the pool's child process (process.py) and never reach this cache.
         self._lock = threading.Lock()
         self._capacity = capacity
         self.hits = 0

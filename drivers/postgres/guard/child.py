@@ -1,6 +1,6 @@
-"""The child process that checks a pool's long query texts (``python -m drivers.postgres.guard_child``).
+"""The child process that checks a pool's long query texts (``python -m drivers.postgres.guard.child``).
 
-``guard_process.LongTextGuard`` starts it and talks to it over its standard
+``process.LongTextGuard`` starts it and talks to it over its standard
 input and output, one request at a time: a request is a pickled
 ``(sql, source, partitioned)`` behind its length (8 bytes, big-endian); the
 answer likewise. ``source`` is the pool's ``PolicySource`` in the first request and
@@ -50,8 +50,8 @@ def framed(message: Any) -> bytes:
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until ``requests`` ends."""
     # Imported here: the module's own import stays cheap for the parent, which only needs the framing.
-    from drivers.postgres.inheritance import read_as_only
-    from drivers.postgres.sql_guard import check_query
+    from drivers.postgres.guard.inheritance import read_as_only
+    from drivers.postgres.guard.sql_guard import Refusal, checked_outcome
     from gateway.errors import QueryRejected
 
     policy = None
@@ -66,9 +66,13 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
                 policy = source.build_policy()
             if policy is None:
                 raise RuntimeError("no policy was sent before the first query")
-            answer = ("accepted", read_as_only(check_query(sql, None, policy), partitioned))
-        except QueryRejected as refusal:
-            answer = ("refused", refusal.message, str(refusal.reason))
+            outcome = checked_outcome(sql, policy)
+            if isinstance(outcome, Refusal):
+                answer = ("refused", outcome.message, str(outcome.reason), outcome.relations)
+            else:
+                answer = ("accepted", read_as_only(outcome, partitioned))
+        except QueryRejected as refusal:  # the ONLY rewrite's own check
+            answer = ("refused", refusal.message, str(refusal.reason), None)
         except Exception as error:  # noqa: BLE001 - reported to the parent, which fails the request
             answer = ("failed", f"{type(error).__name__}: {error}")
         answers.write(framed(answer))

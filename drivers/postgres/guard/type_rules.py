@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from drivers.postgres.catalog_snapshot import CatalogSnapshot, FunctionOverload
+from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.types import FunctionInfo
 
 CATALOG_LOOKUP_TYPES = frozenset({
     "regclass", "regcollation", "regconfig", "regdictionary", "regnamespace", "regoper",
@@ -61,7 +62,7 @@ interrupt; XML is built with ``xmlelement`` and friends instead.
 _NAMEABLE_KINDS = frozenset({"b", "r", "m", "e", "d"})
 
 
-def nameable_types(catalog: CatalogSnapshot) -> frozenset[int]:
+def nameable_types(catalog: Catalog) -> frozenset[int]:
     """OIDs of the pg_catalog types a query may name in a cast, typed literal or column definition.
 
     Base, range, multirange, enum and domain types that are no relation's row
@@ -71,7 +72,7 @@ def nameable_types(catalog: CatalogSnapshot) -> frozenset[int]:
 
     def plain(oid: int, depth: int = 0) -> bool:
         info = catalog.types.get(oid)
-        if info is None or depth > 8 or info.relation != 0 or info.name in refused:
+        if info is None or info.schema != "pg_catalog" or depth > 8 or info.relation != 0 or info.name in refused:
             return False
         if info.kind == "d":
             return plain(info.base, depth + 1)
@@ -83,7 +84,7 @@ def nameable_types(catalog: CatalogSnapshot) -> frozenset[int]:
     return frozenset(oid for oid in catalog.types if plain(oid))
 
 
-def _signature_type_names(catalog: CatalogSnapshot, oid: int) -> Iterable[str]:
+def _signature_type_names(catalog: Catalog, oid: int) -> Iterable[str]:
     info = catalog.types.get(oid)
     if info is None:
         return ()
@@ -91,14 +92,14 @@ def _signature_type_names(catalog: CatalogSnapshot, oid: int) -> Iterable[str]:
     return (info.name,) if element is None else (info.name, element.name)
 
 
-def _is_relation_row_type(catalog: CatalogSnapshot, oid: int) -> bool:
+def _is_relation_row_type(catalog: Catalog, oid: int) -> bool:
     info = catalog.types.get(oid)
     if info is not None and info.is_array:
         info = catalog.types.get(info.element)
     return info is not None and info.relation != 0
 
 
-def output_types(overload: FunctionOverload) -> tuple[int, ...]:
+def output_types(overload: FunctionInfo) -> tuple[int, ...]:
     """The result type and the OUT arguments' types of ``overload``."""
     if overload.all_arguments == overload.arguments:
         return (overload.result,)
@@ -106,7 +107,7 @@ def output_types(overload: FunctionOverload) -> tuple[int, ...]:
     return (overload.result, *outputs.elements())
 
 
-def signature_refusal(catalog: CatalogSnapshot, overload: FunctionOverload) -> str | None:
+def signature_refusal(catalog: Catalog, overload: FunctionInfo) -> str | None:
     """Why the signature of ``overload`` disqualifies it, or None when it is plain."""
     inputs = set(overload.arguments)
     for oid in {*overload.all_arguments, overload.result}:
@@ -123,7 +124,7 @@ def signature_refusal(catalog: CatalogSnapshot, overload: FunctionOverload) -> s
 
 
 def reachable_types(
-    catalog: CatalogSnapshot, nameable: frozenset[int], allowed_overloads: Iterable[FunctionOverload]
+    catalog: Catalog, nameable: frozenset[int], allowed_overloads: Iterable[FunctionInfo]
 ) -> frozenset[int]:
     """OIDs of the types a value in an allowed query can have.
 

@@ -1,0 +1,248 @@
+"""The guard's checks of an analysed query: what it calls, the types of its values, their sizes, its work.
+
+For every query level (the main SELECT, each CTE, sub-select and set
+operation branch), ``check_query_tree`` holds every expression against the
+policy:
+
+1. every function it runs is on the allowlist: called by name, behind an
+   operator, as a cast, a length coercion or an ``ORDER BY ... USING``;
+2. no value has a type that looks catalog objects up or is internal plumbing
+   (a text search configuration only as a bare-name literal argument), and
+   nothing parses XML;
+3. every value's size bound keeps to the limits: at most
+   ``max_built_value_bytes`` from the query's own constants, and at most
+   ``max_data_amplification`` times the administrator's data;
+4. the work of one row's evaluation (every call of the level, summed, at the
+   bounded sizes, ``costs.py``) stays within ``max_expression_milliseconds``,
+   and its memory within ``max_expression_memory_bytes``.
+
+The first rule broken raises ``QueryRejected`` naming the expression and,
+for a limit, the bound it would exceed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from drivers.postgres.guard.bounds import Bound
+from drivers.postgres.guard.costs import call_cost, call_memory
+from drivers.postgres.guard.ir import (
+    ArrayOp, Call, Cast, Const, Expr, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
+)
+from drivers.postgres.guard.names import display_name
+from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.render import describe
+from drivers.postgres.guard.sizes import SizeModel
+from drivers.postgres.guard.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
+from drivers.postgres.guard.types import XML, FunctionInfo
+from gateway.errors import QueryRejected, RefusalReason
+
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_XML_PARSING = "it parses XML with libxml2, which PostgreSQL cannot interrupt"
+
+
+def _kib(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KiB"
+    return f"{size} bytes"
+
+
+class LevelChecks:
+    """The checks of one query level; ``functions`` collects the names of what it calls."""
+
+    def __init__(self, policy: GuardPolicy, model: SizeModel, query: Query, functions: set[str]) -> None:
+        self.policy = policy
+        self.catalog = policy.catalog
+        self.model = model
+        self.query = query
+        self.functions = functions
+        self.time = Bound()
+        self.memory = Bound()
+        self.costliest: tuple[int, Expr | None, FunctionInfo | None] = (0, None, None)
+
+    def run(self) -> None:
+        query = self.query
+        for top in query.expressions():
+            for expr in walk(top):
+                self._check(expr)
+        for item in query.sort:
+            if item.function is not None:
+                self._function(item.function, item.expr)
+        self._check_budget()
+
+    def _check(self, expr: Expr) -> None:
+        self._check_type(expr)
+        if isinstance(expr, Const):
+            self._check_literal(expr)
+        elif isinstance(expr, (Call, OpCall, ArrayOp)):
+            self._check_call(expr)
+        elif isinstance(expr, RowCompare):
+            for function, left, right in zip(expr.functions, expr.left, expr.right):
+                if function is not None:
+                    self._function(function, expr)
+                    self._charge(function, expr, [self._size(left), self._size(right)], Bound(5))
+        elif isinstance(expr, Cast):
+            self._check_cast(expr)
+        elif isinstance(expr, MinMax):
+            self._charge(None, expr, [self._size(a) for a in expr.args], Bound(), comparison=True)
+        elif isinstance(expr, Xml) and expr.op in ("xmlparse", "document"):
+            construct = "XMLPARSE" if expr.op == "xmlparse" else "IS DOCUMENT"
+            raise QueryRejected(f"{construct} is not allowed: {_XML_PARSING}", reason=RefusalReason.FUNCTION)
+        self._check_size(expr)
+
+    def _size(self, expr: Expr) -> Bound:
+        return self.model.size(expr, self.query)
+
+    # Types -------------------------------------------------------------------------------------------------
+
+    def _check_type(self, expr: Expr) -> None:
+        info = self.catalog.type(self.catalog.base_type(expr.type))
+        if info is None:
+            return
+        element = self.catalog.type(info.element) if info.is_array else None
+        names = {info.name} | ({element.name} if element is not None else set())
+        if info.schema != "pg_catalog" and (element is None or element.schema != "pg_catalog"):
+            return
+        lookup = names & CATALOG_LOOKUP_TYPES
+        if lookup:
+            if names <= TEXT_SEARCH_LOOKUP_TYPES and isinstance(expr, Const) and not info.is_array and (
+                    expr.text is None or _BARE_NAME.fullmatch(expr.text)):
+                return
+            if names <= TEXT_SEARCH_LOOKUP_TYPES and isinstance(expr, Const):
+                raise QueryRejected(
+                    f"text search configuration {expr.text!r} is not allowed: give a built-in one as a literal "
+                    "bare name, such as 'english' (anything else would look other schemas or OIDs up)",
+                    reason=RefusalReason.FUNCTION)
+            name = min(lookup)
+            raise QueryRejected(f"{describe(expr, self.catalog.type_display)} is not allowed: its type {name} "
+                                "looks catalog objects up by name or OID", reason=RefusalReason.TYPE)
+        plumbing = names & PLUMBING_TYPES - {"unknown", "void"}
+        if plumbing:
+            raise QueryRejected(f"{describe(expr, self.catalog.type_display)} is not allowed: its type "
+                                f"{min(plumbing)} is internal plumbing, not a data type", reason=RefusalReason.TYPE)
+
+    # Calls -------------------------------------------------------------------------------------------------
+
+    def _function(self, function: FunctionInfo, expr: Expr) -> None:
+        name = function.name
+        allowed = function.schema == "pg_catalog" and self.policy.functions.allows(name)
+        if not allowed:
+            reason = self.policy.functions.refusal_reason(name) if function.schema == "pg_catalog" else \
+                "it is not a built-in pg_catalog function"
+            shown = describe(expr, self.catalog.type_display)
+            what = f"function {display_name(name)}" if isinstance(expr, Call) and expr.function is function \
+                else f"{shown} runs {display_name(name)}, which"
+            raise QueryRejected(f"{what} is not allowed: {reason}", reason=RefusalReason.FUNCTION)
+        self.functions.add(name)
+
+    def _check_call(self, expr: Call | OpCall | ArrayOp) -> None:
+        function = expr.function
+        if function is None:
+            return
+        self._function(function, expr)
+        if isinstance(expr, Call):
+            sizes = [self._size(a) for a in expr.direct_args + expr.args]
+        else:
+            sizes = [self._size(a) for a in expr.args]
+        self._charge(function, expr, sizes, self._size(expr) if not isinstance(expr, ArrayOp) else Bound(5),
+                     argument_types=[a.type for a in (expr.args if not isinstance(expr, Call) else
+                                                      expr.direct_args + expr.args)])
+
+    def _check_literal(self, const: Const) -> None:
+        if not const.parsed_as or const.text is None:
+            return
+        if const.parsed_as == XML or self.catalog.base_type(const.parsed_as) == XML:
+            raise QueryRejected(f"the literal {describe(const)} is read as xml, which is not allowed: "
+                                f"{_XML_PARSING}", reason=RefusalReason.TYPE)
+        info = self.catalog.type(const.parsed_as)
+        parser = self._named_function(info.input_function) if info is not None else None
+        if parser is not None and parser.oid in self.policy.products:
+            written = Bound(len(const.text.encode("utf-8")))
+            self._charge(parser, const, [written], Bound())
+
+    def _check_cast(self, cast: Cast) -> None:
+        source = self._size(cast.arg)
+        if cast.function is not None:
+            self._function(cast.function, cast)
+            self._charge(cast.function, cast, [source], self._size(cast))
+        if cast.length_function is not None:
+            self._function(cast.length_function, cast)
+        if cast.path == "io":
+            if self.catalog.base_type(cast.type) == XML:
+                raise QueryRejected(f"{describe(cast, self.catalog.type_display)} is not allowed: a cast to xml "
+                                    f"parses the text: {_XML_PARSING}", reason=RefusalReason.TYPE)
+            target = self.catalog.type(self.catalog.base_type(cast.type))
+            parser = self._named_function(target.input_function) if target is not None else None
+            self._charge(parser, cast, [source], self._size(cast))
+
+    def _named_function(self, name: str) -> FunctionInfo | None:
+        found = self.catalog.functions_by_name.get(name, ())
+        return found[0] if found else None
+
+    # Sizes and work ----------------------------------------------------------------------------------------
+
+    def _check_size(self, expr: Expr) -> None:
+        size = self._size(expr)
+        if size.unknown:
+            return
+        limits = self.policy.limits
+        if size.fixed > limits.max_built_value_bytes:
+            raise QueryRejected(
+                f"{describe(expr, self.catalog.type_display)} is not allowed: it can build a value of up to "
+                f"{_kib(size.fixed)} from the query's own constants, over the limit of "
+                f"{_kib(limits.max_built_value_bytes)} (max_built_value_bytes)",
+                reason=RefusalReason.FUNCTION)
+        if size.data > limits.max_data_amplification:
+            raise QueryRejected(
+                f"{describe(expr, self.catalog.type_display)} is not allowed: it can make a value of up to "
+                f"{size.data:,} times the size of the stored data it reads, over the limit of "
+                f"{limits.max_data_amplification:,} (max_data_amplification)",
+                reason=RefusalReason.FUNCTION)
+
+    def _charge(self, function: FunctionInfo | None, expr: Expr, sizes: list[Bound], result: Bound, *,
+                comparison: bool = False, argument_types: list[int] | None = None) -> None:
+        nominal = self.policy.limits.assumed_data_value_bytes
+        cost = call_cost(function, sizes, self.policy.products) if not comparison else \
+            Bound(sum(s.fixed for s in sizes), sum(s.data for s in sizes), any(s.unknown for s in sizes))
+        self.time = self.time + cost
+        nanoseconds = cost.value(nominal) if not cost.unknown else 1 << 62
+        if nanoseconds > self.costliest[0]:
+            self.costliest = (nanoseconds, expr, function)
+        known = [size if not size.unknown else Bound() for size in sizes]
+        built = call_memory(function, argument_types or [], known, result if not result.unknown else Bound())
+        self.memory = self.memory + built
+
+    def _check_budget(self) -> None:
+        limits = self.policy.limits
+        nominal = limits.assumed_data_value_bytes
+        budget = limits.max_expression_milliseconds * 1_000_000
+        spent = self.time.value(nominal) if not self.time.unknown else 1 << 62
+        if spent > budget:
+            _, expr, function = self.costliest
+            shown = describe(expr, self.catalog.type_display) if expr is not None else "a call"
+            estimate = "without a bound" if spent >= 1 << 60 else f"about {spent / 1e9:.1f} s"
+            name = function.name if function is not None else "it"
+            raise QueryRejected(
+                f"{shown} is not allowed: PostgreSQL cannot interrupt {name} while it runs, and at the sizes its "
+                f"arguments can have here one row's evaluation could take {estimate}, over the limit of "
+                f"{limits.max_expression_milliseconds} ms (max_expression_milliseconds); make the inputs smaller "
+                "(stored data counts as "
+                f"{_kib(nominal)} wherever the query multiplies it)",
+                reason=RefusalReason.FUNCTION)
+        used = self.memory.value(nominal) if not self.memory.unknown else 0
+        if used > limits.max_expression_memory_bytes:
+            raise QueryRejected(
+                f"the expressions of one row here can take up to {_kib(used)} of memory, over the limit of "
+                f"{_kib(limits.max_expression_memory_bytes)} (max_expression_memory_bytes)",
+                reason=RefusalReason.FUNCTION)
+
+
+def check_query_tree(root: Query, policy: GuardPolicy) -> frozenset[str]:
+    """Raise ``QueryRejected`` unless every level of ``root`` keeps to ``policy``; answer the functions called."""
+    model = SizeModel(policy.catalog, root)
+    functions: set[str] = set()
+    for query in subqueries(root):
+        LevelChecks(policy, model, query, functions).run()
+    return frozenset(functions)

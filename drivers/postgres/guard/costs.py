@@ -1,0 +1,107 @@
+"""How long a call runs without checking for interrupts, and how much memory it takes, at the bounded sizes.
+
+PostgreSQL checks for interrupts between rows, not between the calls of one
+expression: every call made to produce one row (the select list, WHERE,
+HAVING, ORDER BY and join conditions of one query level) runs as one
+uninterruptible stretch, except the few built-ins that check for interrupts
+in their own loops. ``call_cost`` estimates one call, in nanoseconds of the
+test machine at the bounded sizes of its arguments:
+
+- most built-ins are linear: ``LINEAR_NS_PER_BYTE`` per byte of argument;
+  comparisons ``COMPARISON_NS_PER_BYTE``;
+- the superlinear ones the interrupt audit found (``COST_BOUNDED_FUNCTIONS``:
+  trimming sets, substring search, LIKE, array containment, jsonb key tests,
+  tsquery parsing...) cost the product of their cost-driving arguments;
+- those that check for interrupts (``INTERRUPTIBLE``) count nothing.
+
+``call_memory`` is what a call allocates: its result, and for parsers of JSON
+text a multiple of their input. Both are ``Bound`` s, evaluated by the
+budget (``checks.py``) with the administrator's data at a nominal size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from drivers.postgres.guard.bounds import Bound, total
+from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.cost_rules import COST_BOUNDED_FUNCTIONS
+from drivers.postgres.guard.types import JSON, FunctionInfo
+
+LINEAR_NS_PER_BYTE: Final = 3
+"""A linear built-in's time per byte of input (md5 measured 2.7 ns/byte on the test machine)."""
+COMPARISON_NS_PER_BYTE: Final = 1
+"""Equality and ordering comparisons (memcmp, strcoll) per byte."""
+PRODUCT_NS_PER_STEP: Final = 5
+"""One step of a superlinear built-in (ltrim measured 5 ns per character pair)."""
+JSON_PARSE_MEMORY_FACTOR: Final = 16
+"""Memory a JSON parse takes per byte of text (json_array_length of 10 MB took 120 MB)."""
+
+INTERRUPTIBLE: Final = frozenset({
+    # Their loops check for interrupts, so a cancel stops them within the call.
+    "repeat", "generate_series", "generate_subscripts", "regexp_replace", "regexp_match", "regexp_matches",
+    "regexp_split_to_array", "regexp_split_to_table", "regexp_substr", "regexp_count", "regexp_instr",
+    "regexp_like", "textregexeq", "textregexne", "texticregexeq", "texticregexne", "nameregexeq",
+    "nameregexne", "nameicregexeq", "nameicregexne", "bpcharregexeq", "bpcharregexne", "bpchariregexeq",
+    "bpchariregexne", "similar_to_escape", "similar_escape", "pg_sleep",
+})
+_COMPARISON = re.compile(r"(eq|ne|lt|le|gt|ge|cmp|_larger|_smaller|hash|hash_extended)$")
+
+
+def cost_positions(catalog: Catalog) -> dict[int, tuple[int, ...]]:
+    """Function OID -> the argument positions whose sizes multiply into its time.
+
+    Keys of ``COST_BOUNDED_FUNCTIONS`` name an overload (``ltrim(text, text)``) or every overload of a
+    name; a rule holds for every function with the same C symbol and argument count too (``like`` and
+    ``textlike`` run the same code).
+    """
+    resolved: dict[int, tuple[int, ...]] = {}
+    for key, positions in COST_BOUNDED_FUNCTIONS.items():
+        name, _, rest = key.partition("(")
+        for function in catalog.functions_by_name.get(name.strip(), ()):
+            if rest:
+                wanted = [part.strip() for part in rest.rstrip(")").split(",") if part.strip()]
+                if [catalog.type_display(t) for t in function.arguments] != [_display(catalog, w) for w in wanted]:
+                    continue
+            resolved[function.oid] = positions
+    by_symbol: dict[tuple[str, int], tuple[int, ...]] = {}
+    for oid, positions in resolved.items():
+        function = catalog.functions[oid]
+        if function.source and function.kind == "f":
+            by_symbol[(function.source, len(function.arguments))] = positions
+    for function in catalog.functions.values():
+        key = (function.source, len(function.arguments))
+        if function.kind == "f" and key in by_symbol and function.oid not in resolved:
+            resolved[function.oid] = by_symbol[key]
+    return resolved
+
+
+def _display(catalog: Catalog, name: str) -> str:
+    if name.endswith("[]"):
+        return _display(catalog, name[:-2]) + "[]"
+    info = catalog.types_by_name.get(name)
+    return info.display if info is not None else name
+
+
+def call_cost(function: FunctionInfo | None, sizes: list[Bound], products: Mapping[int, tuple[int, ...]]) -> Bound:
+    """Nanoseconds one call runs without checking for interrupts, at these argument sizes."""
+    if function is None or function.name in INTERRUPTIBLE:
+        return Bound()
+    positions = products.get(function.oid)
+    if positions:
+        product = Bound(1)
+        for position in positions:
+            if position < len(sizes):
+                product = product * sizes[position]
+        return product.scaled(PRODUCT_NS_PER_STEP) + total(sizes).scaled(LINEAR_NS_PER_BYTE)
+    weight = COMPARISON_NS_PER_BYTE if _COMPARISON.search(function.name) else LINEAR_NS_PER_BYTE
+    return total(sizes).scaled(weight)
+
+
+def call_memory(function: FunctionInfo | None, argument_types: list[int], sizes: list[Bound],
+                result: Bound) -> Bound:
+    """Bytes one call allocates: its result, and a parse's working memory for JSON text arguments."""
+    parsed = total([size for type_oid, size in zip(argument_types, sizes) if type_oid == JSON])
+    return result + parsed.scaled(JSON_PARSE_MEMORY_FACTOR)

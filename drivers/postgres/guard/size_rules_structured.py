@@ -1,0 +1,225 @@
+"""DATA: size rules of built-in functions over structured values: JSON, arrays, aggregates, text search,
+geometry and bit strings (the text functions are in ``size_rules.py``, which this module extends)."""
+
+from __future__ import annotations
+
+from drivers.postgres.guard.bounds import UNKNOWN, Bound, maximum, total
+from drivers.postgres.guard.size_rules import Arg, RuleContext, json_escaped, literal_numbers, quoted, rule
+
+_ARRAY_HEADER = 24
+"""Bytes of an array's header, dimensions included."""
+_ELEMENT_OVERHEAD = 8
+"""Bytes an array element may take beyond its printed value (alignment, its length word)."""
+
+
+def _size(args: list[Arg], index: int) -> Bound:
+    return args[index].size if index < len(args) else Bound()
+
+
+def _as_json(arg: Arg) -> Bound:
+    """What ``to_json`` prints for a value: strings escaped, records and arrays with their keys and quotes."""
+    return json_escaped(arg.size).scaled(12)
+
+
+def _element(size: Bound) -> Bound:
+    """One array element: quoted and escaped in print, its length word in storage."""
+    return quoted(size).scaled(1, _ELEMENT_OVERHEAD)
+
+
+# JSON ------------------------------------------------------------------------------------------------------
+
+@rule("to_json", "to_jsonb", "row_to_json", "array_to_json")
+def _to_json(args: list[Arg], _: RuleContext) -> Bound:
+    return _as_json(args[0]) if args else Bound(4)
+
+
+@rule("json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array")
+def _json_build(args: list[Arg], _: RuleContext) -> Bound:
+    return total([_as_json(a).scaled(1, 4) for a in args]).scaled(1, 2)
+
+
+@rule("json_object", "jsonb_object")
+def _json_object(args: list[Arg], _: RuleContext) -> Bound:
+    return total([a.size for a in args]).scaled(8, 2)
+
+
+@rule("jsonb_set", "jsonb_set_lax", "jsonb_insert")
+def _jsonb_set(args: list[Arg], _: RuleContext) -> Bound:
+    return (_size(args, 0) + _size(args, 1).scaled(2) + _size(args, 2)).scaled(1, 8)
+
+
+@rule("jsonb_pretty")
+def _jsonb_pretty(args: list[Arg], _: RuleContext) -> Bound:
+    # Every line is indented four spaces per level of nesting, and nesting is at most half the text.
+    value = _size(args, 0)
+    return value + value * value.scaled(2)
+
+
+@rule("jsonb_path_query", "jsonb_path_query_tz", "jsonb_path_query_first", "jsonb_path_query_first_tz")
+def _path_item(args: list[Arg], context: RuleContext) -> Bound:
+    # An item is a part of the document, or a number the path computed, or a keyvalue() object around one.
+    return _size(args, 0).scaled(2, 147_458 + 64)
+
+
+@rule("jsonb_path_query_array", "jsonb_path_query_array_tz")
+def _path_array(args: list[Arg], context: RuleContext) -> Bound:
+    item = _size(args, 0).scaled(2, 147_458 + 64)
+    return _size(args, 0).scaled(1, 1) * item.scaled(1, 2)
+
+
+@rule("json_typeof", "jsonb_typeof")
+def _typeof(args: list[Arg], _: RuleContext) -> Bound:
+    return Bound(7)
+
+
+# Aggregates ------------------------------------------------------------------------------------------------
+
+@rule("string_agg")
+def _string_agg(args: list[Arg], context: RuleContext) -> Bound:
+    return context.rows * (_size(args, 0) + _size(args, 1))
+
+
+@rule("array_agg")
+def _array_agg(args: list[Arg], context: RuleContext) -> Bound:
+    return context.rows * _element(_size(args, 0)) + Bound(_ARRAY_HEADER)
+
+
+@rule("json_agg", "jsonb_agg")
+def _json_agg(args: list[Arg], context: RuleContext) -> Bound:
+    return context.rows * _as_json(args[0]).scaled(1, 2) + Bound(2)
+
+
+@rule("json_object_agg", "jsonb_object_agg")
+def _json_object_agg(args: list[Arg], context: RuleContext) -> Bound:
+    return context.rows * (_as_json(args[0]) + _as_json(args[1])).scaled(1, 4) + Bound(2)
+
+
+@rule("xmlagg", "range_agg", "range_intersect_agg")
+def _collecting(args: list[Arg], context: RuleContext) -> Bound:
+    return context.rows * _size(args, 0).scaled(1, 2)
+
+
+@rule("max", "min", "mode", "first_value", "last_value", "nth_value", "array_larger", "array_smaller", "bit_and",
+      "bit_or", "bit_xor", "bitand", "bitor", "bitxor")
+def _one_of(args: list[Arg], _: RuleContext) -> Bound:
+    return maximum([a.size for a in args]) if args else UNKNOWN
+
+
+@rule("lag", "lead")
+def _lag(args: list[Arg], _: RuleContext) -> Bound:
+    # The value, or the default (the third argument) where there is no row at that offset.
+    return maximum([a.size for i, a in enumerate(args) if i != 1])
+
+
+@rule("percentile_disc")
+def _percentile_disc(args: list[Arg], context: RuleContext) -> Bound:
+    fractions, value = args[0], _size(args, 1)
+    if context.result_type and fractions.expr.type in (1022,):  # float8[]: one value per fraction
+        return fractions.size.scaled(1, 1) * _element(value) + Bound(_ARRAY_HEADER)
+    return value
+
+
+@rule("percentile_cont")
+def _percentile_cont(args: list[Arg], context: RuleContext) -> Bound:
+    if context.result_limit is not None:
+        return context.result_limit
+    return args[0].size.scaled(1, 1) * Bound(96 + 3) + Bound(_ARRAY_HEADER)
+
+
+# Arrays ----------------------------------------------------------------------------------------------------
+
+@rule("array_fill")
+def _array_fill(args: list[Arg], _: RuleContext) -> Bound:
+    dimensions = literal_numbers(args[1].expr) if len(args) > 1 else None
+    if dimensions is None:
+        return UNKNOWN
+    count = 1
+    for dimension in dimensions:
+        count *= max(0, dimension)
+    return Bound(count) * _element(_size(args, 0)) + Bound(_ARRAY_HEADER + 16 * len(dimensions))
+
+
+@rule("array_replace")
+def _array_replace(args: list[Arg], _: RuleContext) -> Bound:
+    array = _size(args, 0)
+    return array + array * _element(_size(args, 2))
+
+
+@rule("array_to_string")
+def _array_to_string(args: list[Arg], _: RuleContext) -> Bound:
+    array = _size(args, 0)
+    separators = _size(args, 1) + _size(args, 2)
+    return array + array * separators
+
+
+@rule("array_positions")
+def _array_positions(args: list[Arg], _: RuleContext) -> Bound:
+    return _size(args, 0).scaled(12, _ARRAY_HEADER)
+
+
+@rule("string_to_array", "regexp_split_to_array", "tsvector_to_array", "parse_ident")
+def _split_to_array(args: list[Arg], _: RuleContext) -> Bound:
+    # Every character may become an empty element, printed "" with a comma.
+    return _size(args, 0).scaled(6, _ARRAY_HEADER + 8)
+
+
+@rule("regexp_match", "regexp_matches")
+def _regexp_match(args: list[Arg], _: RuleContext) -> Bound:
+    # One element per capture group (at most one per pattern character), each at most the string.
+    return _size(args, 1).scaled(1, 1) * _element(_size(args, 0)) + Bound(_ARRAY_HEADER)
+
+
+@rule("array_dims")
+def _array_dims(args: list[Arg], _: RuleContext) -> Bound:
+    return Bound(6 * 26)
+
+
+# Text search -----------------------------------------------------------------------------------------------
+
+@rule("to_tsvector", "json_to_tsvector", "jsonb_to_tsvector", "array_to_tsvector")
+def _to_tsvector(args: list[Arg], _: RuleContext) -> Bound:
+    # Each word is quoted, and every occurrence adds a position (at most five digits and a comma).
+    return _size(args, len(args) - 1 if len(args) < 3 else 1).scaled(8, 8)
+
+
+@rule("to_tsquery", "plainto_tsquery", "phraseto_tsquery", "websearch_to_tsquery")
+def _to_tsquery(args: list[Arg], _: RuleContext) -> Bound:
+    return _size(args, len(args) - 1).scaled(8, 8)
+
+
+@rule("setweight")
+def _setweight(args: list[Arg], _: RuleContext) -> Bound:
+    return _size(args, 0).scaled(2, 2)
+
+
+@rule("tsquery_and", "tsquery_or", "tsquery_phrase", "tsquery_not")
+def _tsquery_combine(args: list[Arg], _: RuleContext) -> Bound:
+    return total([a.size for a in args]).scaled(1, 16)
+
+
+@rule("ts_headline")
+def _ts_headline(args: list[Arg], _: RuleContext) -> Bound:
+    document = maximum([a.size for a in args])
+    return document + document * (maximum([a.size for a in args]) + Bound(16))
+
+
+# Geometry and bit strings ----------------------------------------------------------------------------------
+
+@rule("polygon")
+def _polygon(args: list[Arg], _: RuleContext) -> Bound:
+    if len(args) == 2:  # polygon(points, circle)
+        return args[0].number.scaled(52, 64) if not args[0].number.unknown else UNKNOWN
+    return _size(args, 0).scaled(4, 12 * 52 + 64)
+
+
+@rule("path_add_pt", "path_sub_pt", "path_mul_pt", "path_div_pt")
+def _path_moved(args: list[Arg], _: RuleContext) -> Bound:
+    # A point takes at least five characters and prints at most 51.
+    return _size(args, 0).scaled(11, 64)
+
+
+@rule("varbit", "bit")
+def _bit_length(args: list[Arg], context: RuleContext) -> Bound:
+    if len(args) > 1 and not args[1].number.unknown:
+        return args[1].number.scaled(1, 1)
+    return _size(args, 0).scaled(32)

@@ -1,0 +1,376 @@
+"""Upper bounds on every value, number and row count of an analysed query (the guard's size model).
+
+``SizeModel.size(expr, query)`` bounds the printed and stored size of a
+value: a literal at its printed size (``literals.py``), a stored column by its
+type or as the administrator's data, a call by its function's rule
+(``size_rules.py``) within what its type allows, a cast by what its target
+type reads from the source's text (``type_sizes.py``). ``number`` bounds the
+magnitude of a number (for counts such as ``repeat``'s), ``rows`` the rows a
+query level yields (for aggregates and ``ARRAY(SELECT ...)``).
+"""
+
+from __future__ import annotations
+
+import decimal
+
+from drivers.postgres.guard import size_rules_structured  # noqa: F401  (registers its rules)
+from drivers.postgres.guard.bounds import DATA, MAX_NUMBER, UNKNOWN, Bound, maximum, total
+from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.ir import (
+    Array, ArrayOp, BoolOp, Call, Case, CaseTest, Cast, Coalesce, Collate, Const, Expr, FieldSelect, Grouping,
+    MinMax, OpCall, Query, RangeEntry, Row, RowCompare, SetOpColumn, SubLink, SubSelectColumn, Subscript, Test,
+    ValueFunction, Var, Xml, subqueries,
+)
+from drivers.postgres.guard.literals import array_printed, jsonb_printed, numeric_printed
+from drivers.postgres.guard.size_rules import ROWS, RULES, Arg, RuleContext, quoted
+from drivers.postgres.guard.type_sizes import parsed_bound, stored_bound, type_bound, value_bound
+from drivers.postgres.guard.types import BOOL, JSON, JSONB, NUMERIC, UNKNOWN as UNKNOWN_TYPE
+
+_BOOLEAN = Bound(5)
+_ONE = Bound(1)
+_NUMBER_FUNCTIONS_OF_SIZE = frozenset({
+    "length", "char_length", "character_length", "octet_length", "bit_length", "array_length", "cardinality",
+    "strpos", "position", "array_upper", "array_lower", "jsonb_array_length", "json_array_length",
+})
+_NUMBER_PRESERVING = frozenset({"abs", "round", "trunc", "floor", "ceil", "ceiling", "sign", "int4", "int8",
+                                "int2", "numeric", "float8", "float4", "max", "min", "greatest", "least"})
+
+
+class SizeModel:
+    """Bounds for one analysed query and its sub-queries, remembered per node."""
+
+    def __init__(self, catalog: Catalog, root: Query) -> None:
+        self.catalog = catalog
+        self._sizes: dict[int, Bound] = {}
+        self._numbers: dict[int, Bound] = {}
+        self._rows: dict[int, Bound] = {}
+        self._owner: dict[int, Query] = {}
+        for query in subqueries(root):
+            for target in query.targets:
+                self._owner[id(target.expr)] = query
+            for entry in query.entries:
+                for slot in entry.columns:
+                    if slot.expr is not None:
+                        self._owner.setdefault(id(slot.expr), entry.query or query)
+
+    # Sizes -----------------------------------------------------------------------------------------------
+
+    def size(self, expr: Expr, query: Query) -> Bound:
+        """The most ``expr`` prints or stores, in bytes."""
+        key = id(expr)
+        found = self._sizes.get(key)
+        if found is None:
+            found = self._sizes[key] = self._size(expr, self._owner.get(key, query))
+        return found
+
+    def _size(self, expr: Expr, query: Query) -> Bound:
+        catalog = self.catalog
+        if isinstance(expr, Const):
+            return self.literal(expr)
+        if isinstance(expr, Var):
+            return self._var(expr, query)
+        if isinstance(expr, (Call, OpCall)):
+            return self.call_size(expr, query)
+        if isinstance(expr, (ArrayOp, BoolOp, Test, RowCompare)):
+            return _BOOLEAN
+        if isinstance(expr, Cast):
+            return self._cast(expr, query)
+        if isinstance(expr, Case):
+            return maximum([self.size(r, query) for _, r in expr.whens] + [self.size(expr.default, query)])
+        if isinstance(expr, (Coalesce, MinMax)):
+            return maximum([self.size(a, query) for a in expr.args])
+        if isinstance(expr, Array):
+            elements = total([quoted(self.size(e, query)).scaled(1, 8) for e in expr.elements])
+            return elements + Bound(24 + 8 * len(expr.elements))
+        if isinstance(expr, Row):
+            return total([quoted(self.size(a, query)) for a in expr.args]) + Bound(2 + len(expr.args))
+        if isinstance(expr, SubLink):
+            return self._sublink(expr)
+        if isinstance(expr, SubSelectColumn):
+            target = [t for t in expr.query.targets if not t.junk][expr.column - 1]
+            return self.size(target.expr, expr.query)
+        if isinstance(expr, SetOpColumn):
+            return maximum([self.size(source, query) for source in expr.sources])
+        if isinstance(expr, FieldSelect):
+            return self._field(expr, query)
+        if isinstance(expr, Subscript):
+            return self.size(expr.container, query)
+        if isinstance(expr, CaseTest):
+            return self.size(expr.source, query)
+        if isinstance(expr, Collate):
+            return self.size(expr.arg, query)
+        if isinstance(expr, (ValueFunction, Grouping)):
+            return value_bound(catalog, expr.type, expr.typmod)
+        if isinstance(expr, Xml):
+            return total([self.size(a, query) for a in expr.args + expr.named_args]).scaled(6, 256)
+        return value_bound(catalog, expr.type, expr.typmod)
+
+    def literal(self, const: Const) -> Bound:
+        """A literal's printed size (``1e9999`` is 10 000 characters)."""
+        text = const.text
+        if text is None:
+            return Bound()
+        written = len(text.encode("utf-8"))
+        if const.literal == "numeric" or (const.parsed_as == NUMERIC):
+            return Bound(numeric_printed(text))
+        if const.literal == "integer":
+            return Bound(len(text) + 1)
+        if const.literal == "bits":
+            return Bound(max(1, len(text) - 1) * 4)
+        if const.literal == "boolean":
+            return _BOOLEAN
+        if not const.parsed_as or const.parsed_as == UNKNOWN_TYPE:
+            return Bound(written)
+        parsed = const.parsed_as
+        if parsed == JSONB:
+            return Bound(jsonb_printed(text))
+        if parsed == JSON:
+            return Bound(written)
+        element = self.catalog.element_type(parsed)
+        if element:
+            limit = type_bound(self.catalog, element)
+            numeric = self.catalog.base_type(element) in (NUMERIC, JSONB)
+            return Bound(array_printed(text, limit.fixed if limit is not None and not numeric else None, numeric))
+        return parsed_bound(self.catalog, parsed, const.typmod, Bound(written))
+
+    def _var(self, var: Var, query: Query) -> Bound:
+        entry = var.entry
+        if var.column == 0:
+            return total([self._column(entry, i, query) for i in range(len(entry.columns))]).scaled(2, 8)
+        if var.column < 0:
+            return value_bound(self.catalog, var.type, var.typmod)
+        return self._column(entry, var.column - 1, query)
+
+    def _column(self, entry: RangeEntry, index: int, query: Query) -> Bound:
+        slot = entry.columns[index]
+        if entry.kind == "relation":
+            return stored_bound(self.catalog, slot.type, slot.typmod)
+        if entry.kind == "values" and entry.query is None:
+            rows = query.values or []
+            return maximum([self.size(row[index], query) for row in rows]) if rows else Bound()
+        if slot.expr is not None:
+            return self.size(slot.expr, entry.query or query)
+        if entry.kind == "cte" and entry.query is not None:
+            return DATA  # a recursive CTE's own rows, or a CTE read before it is defined
+        return value_bound(self.catalog, slot.type, slot.typmod)
+
+    def call_size(self, call: Call | OpCall, query: Query) -> Bound:
+        """A call's result by its function's rule, within what its result type allows."""
+        if isinstance(call, OpCall) and call.form == "nullif":
+            return self.size(call.args[0], query)
+        function = call.function
+        limit = type_bound(self.catalog, call.type, call.typmod)
+        if call.type == BOOL:
+            return _BOOLEAN
+        rule = RULES.get(function.name) if function is not None else None
+        if rule is None:
+            return limit if limit is not None else UNKNOWN
+        rows = self.input_rows(query) if isinstance(call, Call) and call.kind != "function" else _ONE
+        arguments = self.arguments(call, query)
+        bound = rule(arguments, RuleContext(rows, call.type, limit))
+        return bound.at_most(limit.fixed) if limit is not None else bound.at_most(1 << 30)
+
+    def arguments(self, call: Call | OpCall, query: Query) -> list[Arg]:
+        """The arguments of a call as size rules see them."""
+        exprs = (call.direct_args + call.args) if isinstance(call, Call) else call.args
+        return [Arg(e, self.size(e, query), self.number(e, query), _constant_text(e)) for e in exprs]
+
+    def _cast(self, cast: Cast, query: Query) -> Bound:
+        source = self.size(cast.arg, query)
+        limit = type_bound(self.catalog, cast.type, cast.typmod)
+        if cast.length_function is not None or cast.path == "length":
+            length = type_bound(self.catalog, cast.type, cast.typmod)
+            grown = source + length if length is not None else source
+            return grown if length is None else Bound(min(grown.fixed, length.fixed + source.fixed), grown.data)
+        if cast.path in ("relabel", "domain", "row"):
+            return source if limit is None else source.at_most(limit.fixed)
+        if cast.path == "io":
+            return parsed_bound(self.catalog, cast.type, cast.typmod, source)
+        if cast.path == "array":
+            return parsed_bound(self.catalog, cast.type, cast.typmod, source.scaled(2, 24))
+        function = cast.function
+        rule = RULES.get(function.name) if function is not None else None
+        if rule is not None:
+            bound = rule([Arg(cast.arg, source, self.number(cast.arg, query), _constant_text(cast.arg))],
+                         RuleContext(_ONE, cast.type, limit))
+            return bound.at_most(limit.fixed) if limit is not None else bound
+        return limit if limit is not None else UNKNOWN
+
+    def _sublink(self, link: SubLink) -> Bound:
+        sub = link.query
+        if link.kind == "expr":
+            return self.size([t for t in sub.targets if not t.junk][0].expr, sub)
+        if link.kind == "array":
+            element = self.size([t for t in sub.targets if not t.junk][0].expr, sub)
+            return self.rows(sub) * quoted(element).scaled(1, 8) + Bound(24)
+        return _BOOLEAN
+
+    def _field(self, field: FieldSelect, query: Query) -> Bound:
+        limit = type_bound(self.catalog, field.type, field.typmod)
+        arg = field.arg
+        if isinstance(arg, Call) and arg.function.returns_set:
+            source = self.size(arg.args[0], query) if arg.args else Bound()
+            name = arg.function.name
+            if name.endswith("to_record") or name.endswith("to_recordset") or "populate_record" in name:
+                return parsed_bound(self.catalog, field.type, field.typmod, source)
+            if name in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text"):
+                return source if limit is None else source.at_most(limit.fixed)
+            found = self.call_size(arg, query)
+            return found if limit is None else found.at_most(limit.fixed)
+        whole = self.size(arg, query)
+        return whole if limit is None else whole.at_most(limit.fixed)
+
+    # Numbers ---------------------------------------------------------------------------------------------
+
+    def number(self, expr: Expr, query: Query) -> Bound:
+        """The largest magnitude ``expr`` can have, when it is a number (``UNKNOWN`` when nothing bounds it)."""
+        key = id(expr)
+        found = self._numbers.get(key)
+        if found is None:
+            found = self._numbers[key] = self._number(expr, self._owner.get(key, query))
+        return found
+
+    def _number(self, expr: Expr, query: Query) -> Bound:
+        if isinstance(expr, Const):
+            return _constant_number(expr)
+        if isinstance(expr, Var):
+            entry = expr.entry
+            if expr.column <= 0:
+                return UNKNOWN
+            slot = entry.columns[expr.column - 1]
+            if entry.kind == "relation":
+                return DATA
+            if slot.expr is not None:
+                return self.number(slot.expr, entry.query or query)
+            if entry.kind == "values" and query.values:
+                return maximum([self.number(row[expr.column - 1], query) for row in query.values])
+            return DATA if entry.kind == "cte" else UNKNOWN
+        if isinstance(expr, (Cast, Collate)):
+            return self.number(expr.arg, query)
+        if isinstance(expr, CaseTest):
+            return self.number(expr.source, query)
+        if isinstance(expr, OpCall):
+            return self._operator_number(expr, query)
+        if isinstance(expr, (Case, Coalesce, MinMax)):
+            branches = ([r for _, r in expr.whens] + [expr.default]) if isinstance(expr, Case) else expr.args
+            return maximum([self.number(b, query) for b in branches])
+        if isinstance(expr, SubLink) and expr.kind == "expr":
+            return self.number([t for t in expr.query.targets if not t.junk][0].expr, expr.query)
+        if isinstance(expr, SetOpColumn):
+            return maximum([self.number(source, query) for source in expr.sources])
+        if isinstance(expr, Call):
+            return self._call_number(expr, query)
+        return UNKNOWN
+
+    def _operator_number(self, op: OpCall, query: Query) -> Bound:
+        name = op.operator.name
+        numbers = [self.number(a, query) for a in op.args]
+        if name in ("+", "-") or (name == "||" and False):
+            return total(numbers)
+        if name == "*":
+            return numbers[0] * numbers[1] if len(numbers) == 2 else UNKNOWN
+        if name in ("/", "%") and len(numbers) == 2:
+            if op.type == NUMERIC or self.catalog.category(op.type) == "N" and op.type not in (20, 21, 23):
+                return UNKNOWN  # dividing by a fraction grows the number
+            return numbers[0]
+        if name in ("@", "|/") and numbers:
+            return numbers[-1]
+        return UNKNOWN
+
+    def _call_number(self, call: Call, query: Query) -> Bound:
+        name = call.function.name
+        if name in _NUMBER_FUNCTIONS_OF_SIZE and call.args:
+            return self.size(call.args[0], query)
+        if name == "count":
+            return self.input_rows(query)
+        if name == "sum" and call.args:
+            return self.input_rows(query) * self.number(call.args[0], query)
+        if name in _NUMBER_PRESERVING and call.args:
+            return maximum([self.number(a, query) for a in call.args]).scaled(1, 1)
+        if name in ("random", "random_normal"):
+            return Bound(1)
+        return UNKNOWN
+
+    # Rows ------------------------------------------------------------------------------------------------
+
+    def rows(self, query: Query) -> Bound:
+        """The most rows ``query`` yields."""
+        key = id(query)
+        found = self._rows.get(key)
+        if found is None:
+            self._rows[key] = DATA  # a query reading itself (a recursive CTE) counts as data
+            found = self._rows[key] = self._query_rows(query)
+        return found
+
+    def _query_rows(self, query: Query) -> Bound:
+        if query.setop is not None:
+            operation, _, left, right = query.setop
+            rows = self.rows(left) + self.rows(right) if operation == "UNION" else self.rows(left)
+        elif query.values is not None:
+            rows = Bound(len(query.values))
+        elif query.has_aggregates and not query.group:
+            rows = _ONE
+        else:
+            rows = self.input_rows(query)
+            for target in query.targets:
+                if getattr(target.expr, "returns_set", False) and isinstance(target.expr, Call):
+                    rows = rows * self.set_rows(target.expr, query)
+        if query.limit is not None:
+            limit = self.number(query.limit, query)
+            if limit.is_constant and (rows.unknown or rows.data or limit.fixed < rows.fixed):
+                rows = limit
+        return rows
+
+    def input_rows(self, query: Query) -> Bound:
+        """The rows a query level reads before grouping: the product of its FROM items."""
+        rows = _ONE
+        for entry in query.from_items:
+            rows = rows * self.entry_rows(entry, query)
+        return rows
+
+    def entry_rows(self, entry: RangeEntry, query: Query) -> Bound:
+        """The rows one FROM item yields."""
+        if entry.kind == "relation":
+            return DATA
+        if entry.kind == "join" and entry.join_sides is not None:
+            left, right = entry.join_sides
+            return self.entry_rows(left, query) * self.entry_rows(right, query)
+        if entry.kind == "values":
+            return Bound(len(query.values or ()))
+        if entry.kind == "function":
+            found = [self.set_rows(f, query) if getattr(f, "returns_set", False) else _ONE for f in entry.functions]
+            return maximum(found) if found else _ONE
+        if entry.query is not None:
+            return self.rows(entry.query)
+        return DATA
+
+    def set_rows(self, call: Expr, query: Query) -> Bound:
+        """The rows one call of a set-returning function yields."""
+        if not isinstance(call, Call):
+            return UNKNOWN
+        rule = ROWS.get(call.function.name)
+        if rule is None:
+            return UNKNOWN
+        return rule(self.arguments(call, query))
+
+
+def _constant_text(expr: Expr) -> str | None:
+    """The text of a constant argument (through casts), or None."""
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    return expr.text if isinstance(expr, Const) else None
+
+
+def _constant_number(const: Const) -> Bound:
+    text = const.text
+    if text is None:
+        return Bound()
+    try:
+        value = decimal.Decimal(text.strip())
+    except (decimal.InvalidOperation, ValueError):
+        return UNKNOWN
+    if not value.is_finite():
+        return UNKNOWN
+    if value.adjusted() > 40:
+        return Bound(MAX_NUMBER)
+    return Bound(int(abs(value).to_integral_value(rounding=decimal.ROUND_CEILING)))
