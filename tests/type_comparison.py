@@ -141,26 +141,39 @@ def show(answer: Answer, type_name: TypeNamer | None = None) -> str:
 
 
 def report(comparison: Comparison, type_name: TypeNamer | None = None, limit: int = 30) -> str:
-    """The counts per family, then up to ``limit`` disagreements grouped by family and difference."""
+    """The counts per family, what differs per family, then up to ``limit`` disagreements: taken in turn from
+    each (family, difference) group so that every kind of gap shows, and listed by family."""
     lines = [f"{'family':<24}{'statements':>11}{'typed':>7}{'error':>7}{'agree':>7}{'waived':>8}{'disagree':>10}"]
     for family, counts in comparison.families.items():
         lines.append(
             f"{family:<24}{counts['statements']:>11}{counts['server_typed']:>7}{counts['server_error']:>7}"
             f"{counts['agree']:>7}{counts['waived']:>8}{counts['disagree']:>10}"
         )
+    groups: dict[tuple[str, str], list[Disagreement]] = {}
+    for found in comparison.disagreements:
+        groups.setdefault((found.statement.family, found.what), []).append(found)
     kinds = Counter(found.what for found in comparison.disagreements)
-    lines.append(f"disagreements: {len(comparison.disagreements)}" + (f" ({dict(kinds)})" if kinds else ""))
-    ordered = sorted(comparison.disagreements, key=lambda found: (found.statement.family, DIFFERENCES.index(found.what)))
-    shown: dict[str, list[Disagreement]] = {}
-    for found in ordered[:limit]:
-        shown.setdefault(found.statement.family, []).append(found)
-    for family, group in shown.items():
-        lines.append(f"\n== {family}")
-        for found in group:
-            lines.append(f"[{found.what}] {found.statement.id}\n  {found.statement.sql}")
-            lines.append(f"  server: {show(found.server, type_name)}\n  model:  {show(found.model, type_name)}")
-    if len(ordered) > limit:
-        lines.append(f"\n... and {len(ordered) - limit} more")
+    lines.append(f"disagreements: {len(comparison.disagreements)}" + (f" {dict(kinds)}" if kinds else ""))
+    families: dict[str, Counter[str]] = {}
+    for (family, what), group in groups.items():
+        families.setdefault(family, Counter())[what] = len(group)
+    lines.extend(f"  {family}: {dict(counts)}" for family, counts in families.items())
+    order = sorted(groups, key=lambda key: (list(comparison.families).index(key[0]), DIFFERENCES.index(key[1])))
+    chosen: list[Disagreement] = []
+    for turn in range(limit):
+        chosen.extend(groups[key][turn] for key in order if turn < len(groups[key]))
+        if len(chosen) >= limit:
+            break
+    chosen = sorted(chosen[:limit], key=lambda found: order.index((found.statement.family, found.what)))
+    family = ""
+    for found in chosen:
+        if found.statement.family != family:
+            family = found.statement.family
+            lines.append(f"\n== {family}")
+        lines.append(f"[{found.what}] {found.statement.id}\n  {found.statement.sql}")
+        lines.append(f"  server: {show(found.server, type_name)}\n  model:  {show(found.model, type_name)}")
+    if len(comparison.disagreements) > len(chosen):
+        lines.append(f"\n... and {len(comparison.disagreements) - len(chosen)} more (type_harness.py --limit N)")
     for waiver in comparison.unused_waivers:
         lines.append(f"listed in {DISAGREEMENTS_FILE.name} but no longer met: {waiver}")
     return "\n".join(lines)

@@ -36,7 +36,9 @@ CREATE TABLE tf.u (
     c_int4 int8,          -- the same name as a column of tf.t, another type: USING and NATURAL merge them
     c_text varchar(10),
     c_numeric_10_2 numeric(12, 4),
-    note text
+    note text,
+    note_c text COLLATE "C",        -- two collations that conflict: a view cannot have note_c || note_posix,
+    note_posix text COLLATE "POSIX" -- a SELECT can (type_oracle.py reads it through a CTE)
 );
 
 INSERT INTO tf.t VALUES
@@ -63,7 +65,7 @@ INSERT INTO tf.t VALUES
      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
 INSERT INTO tf.u VALUES
-    (1, 1, 10, 'ten', 1.5, 'first'),
-    (2, 1, 11, 'eleven', 2.25, 'second'),
-    (3, 2, 20, 'twenty', NULL, NULL),
-    (4, NULL, NULL, NULL, NULL, 'orphan');
+    (1, 1, 10, 'ten', 1.5, 'first', 'a', 'b'),
+    (2, 1, 11, 'eleven', 2.25, 'second', 'c', 'd'),
+    (3, 2, 20, 'twenty', NULL, NULL, NULL, NULL),
+    (4, NULL, NULL, NULL, NULL, 'orphan', 'e', NULL);

@@ -167,8 +167,20 @@ def casts(palette: Palette, rng: random.Random) -> list[str]:
     return statements
 
 
+SQL_NAMES = {
+    "int": "int4", "integer": "int4", "smallint": "int2", "bigint": "int8", "real": "float4", "decimal": "numeric",
+    "dec": "numeric", "double precision": "float8", "character varying": "varchar", "char": "bpchar",
+    "character": "bpchar", "nchar": "bpchar", "national character": "bpchar", "boolean": "bool",
+    "bit varying": "varbit", "timestamp without time zone": "timestamp", "time without time zone": "time",
+}
+"""SQL's spellings of type names, to the ``typname`` whose literal the palette knows."""
+
+
 def _target_oid(palette: Palette, target: str) -> int | None:
     simple = target.split("(")[0].strip().removeprefix("pg_catalog.")
+    simple = SQL_NAMES.get(simple, simple).split(" ")[0]
+    if target.startswith("float("):
+        simple = "float4" if int(target[6:-1]) <= 24 else "float8"
     try:
         return palette.oid(simple)
     except KeyError:
@@ -200,6 +212,8 @@ SPECIAL_FIXED = (
     "t.c_varchar_20 COLLATE \"C\"", "t.c_char_5 COLLATE \"C\"", "(t.c_text COLLATE \"C\") < (t.c_text COLLATE \"POSIX\")",
     "t.c_text_array COLLATE \"C\"", "t.c_label COLLATE \"C\"", "'a' COLLATE \"C\"", "t.c_text COLLATE \"nope\"",
     "OVERLAY(t.c_varbit PLACING t.c_bit_8 FROM 1 FOR 2)", "EXTRACT(century FROM t.c_timestamptz)",
+    "(SELECT u.note_c || u.note_posix FROM tf.u LIMIT 1)", "(SELECT u.note_c < u.note_posix FROM tf.u LIMIT 1)",
+    "(SELECT u.note_c || u.note FROM tf.u LIMIT 1)", "(SELECT u.note_c COLLATE \"POSIX\" || u.note_posix FROM tf.u LIMIT 1)",
 )
 
 

@@ -6,8 +6,9 @@ parse-analysed (functions and operators resolved, unknown literals typed, ``*`` 
 planned or run, so ``1/0`` or ``nextval(...)`` in a statement is typed, not computed. An unknown-type
 literal in the select list becomes ``text`` in a view exactly as in a top-level SELECT (PostgreSQL >= 10).
 
-Two things a SELECT may do that a view refuses: a column of a pseudo-type (``ROW(1, 2)`` is ``record``,
-``pg_sleep(0)`` is ``void``) and two columns of one name. For those the oracle analyses
+Three things a SELECT may do that a view refuses: a column of a pseudo-type (``ROW(1, 2)`` is ``record``,
+``pg_sleep(0)`` is ``void``), two columns of one name, and a column of no determinate collation
+(``note_c || note_posix``). For those the oracle analyses
 ``WITH type_oracle_cte AS (<statement>) SELECT FROM type_oracle_cte`` as a view instead and reads the CTE's
 column names, types and typmods from the view's stored query tree (``pg_rewrite.ev_action``); a CTE's
 query is analysed as a top-level SELECT is (unknown literals become text there too), and
@@ -36,8 +37,9 @@ CTE = "type_oracle_cte"
 STATEMENT_TIMEOUT = "5s"
 """A safety net only: parse analysis of a generated statement takes well under a millisecond."""
 
-FALLBACK_SQLSTATES = frozenset({"42P16", "42701"})
-"""A view's own refusals: a column of a pseudo-type (42P16), a column name used twice (42701)."""
+FALLBACK_SQLSTATES = frozenset({"42P16", "42701", "42P22"})
+"""A view's own refusals: a column of a pseudo-type (42P16), a column name used twice (42701), a text
+column whose collation is indeterminate (42P22: two conflicting implicit collations)."""
 
 Kind = Literal["typed", "error", "unsupported", "crash"]
 
