@@ -88,8 +88,8 @@ def _variadic_calls(binder: Binder, proc: Proc, rng: random.Random) -> list[str]
             statements.append(select(call(proc, args, rng), rng))
     head = binder.arguments(fixed, "exact", rng)
     if head is not None:
-        array_type = proc.args[-1]
-        for array in (binder.value(array_type, rng), "'{}'", "NULL", binder.value(rng.choice(binder.elements), rng)):
+        array = binder.value(proc.args[-1], rng) if proc.variadic != binder.any else "t.c_int4_array"
+        for array in (array, "'{}'", "NULL", binder.value(rng.choice(binder.elements), rng), "ARRAY['a', 'b']"):
             statements.append(select(call(proc, head + [f"VARIADIC {array}"], rng), rng))
     return statements
 
@@ -109,6 +109,14 @@ def _named_calls(binder: Binder, proc: Proc, rng: random.Random) -> list[str]:
             if rng.random() < 0.3:
                 named.reverse()
             statements.append(select(call(proc, args[:split] + named, rng), rng))
+    if all(proc.arg_names) and proc.defaults:
+        # Any defaulted argument may be left out when the ones after it are named: make_interval(days => 3).
+        first_default = len(args) - proc.defaults
+        for _ in range(2):
+            kept = [index for index in range(len(args)) if index < first_default or rng.random() < 0.4]
+            rng.shuffle(kept)
+            named = [f"{proc.arg_names[index]} => {args[index]}" for index in kept]
+            statements.append(select(call(proc, named, rng), rng))
     if all(proc.arg_names) and proc.args:
         statements.append(select(call(proc, args[:-1] + [f"no_such_argument => {args[-1]}"], rng), rng))
     return statements
