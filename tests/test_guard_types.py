@@ -11,6 +11,8 @@ wrong model, passes the server's own answers fed back, and its oracle evaluates 
 from __future__ import annotations
 
 import importlib.util
+import sys
+import types
 from collections import Counter
 from collections.abc import Iterator
 
@@ -162,3 +164,46 @@ def test_the_guard_model_agrees_with_postgresql(
     model = guard_model(catalog_row(fixture_connection))
     comparison = compare(statements, server, [model(s.sql) for s in statements], load_waivers())
     assert comparison.passed and not comparison.unused_waivers, report(comparison, TypeNames(fixture_connection))
+
+
+def test_the_guard_adapter_reads_the_models_api(
+    monkeypatch: pytest.MonkeyPatch, fixture_connection: psycopg2.extensions.connection
+) -> None:
+    """``guard_model`` against stand-in modules of the API the model will have (the real one may be absent):
+    columns become a typed answer, AnalysisError an error, Unsupported a gap, anything else a crash."""
+
+    class AnalysisError(Exception):
+        def __init__(self, message: str) -> None:
+            super().__init__(message)
+            self.message = message
+
+    class Unsupported(Exception):
+        pass
+
+    class Catalog:
+        @classmethod
+        def from_row(cls, row: tuple[object, ...]) -> Catalog:
+            assert row == (1,)
+            return cls()
+
+    def analyze(sql: str, catalog: Catalog) -> types.SimpleNamespace:
+        if "error" in sql:
+            raise AnalysisError("function error() does not exist")
+        if "gap" in sql:
+            raise Unsupported("gap")
+        if "bug" in sql:
+            raise KeyError("bug")
+        column = types.SimpleNamespace(name="x", type=1700, typmod=655366)
+        return types.SimpleNamespace(columns=(column,))
+
+    for name, contents in {
+        "drivers.postgres.guard": {},
+        "drivers.postgres.guard.catalog": {"CATALOG_SQL": "SELECT 1", "Catalog": Catalog},
+        "drivers.postgres.guard.analysis": {"analyze": analyze},
+        "drivers.postgres.guard.errors": {"AnalysisError": AnalysisError, "Unsupported": Unsupported},
+    }.items():
+        monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(**contents))
+    model = guard_model(catalog_row(fixture_connection))
+    assert model("SELECT 1") == Answer.typed([("x", 1700, 655366)])
+    assert model("SELECT error()") == Answer.error("function error() does not exist")
+    assert (model("SELECT gap").kind, model("SELECT bug").kind) == ("unsupported", "crash")

@@ -44,6 +44,7 @@ Maker = Callable[[Palette, random.Random], list[str]]
 
 def makers() -> dict[str, Maker]:
     """Every construct family, in report order, with the function that writes its statements."""
+    import type_generation_aggregates as aggregates
     import type_generation_calls as calls
     import type_generation_exprs as exprs
     import type_generation_queries as queries
@@ -62,9 +63,9 @@ def makers() -> dict[str, Maker]:
         "set_operation": queries.set_operations,
         "from_clause": queries.from_clauses,
         "subquery": queries.subqueries,
-        "aggregate": queries.aggregates,
-        "ordered_set": queries.ordered_sets,
-        "window": queries.windows,
+        "aggregate": aggregates.aggregates,
+        "ordered_set": aggregates.ordered_sets,
+        "window": aggregates.windows,
         "scope": queries.scopes,
     }
 
