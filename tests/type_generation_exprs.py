@@ -65,7 +65,7 @@ def predicates(palette: Palette, rng: random.Random) -> list[str]:
     arrays = ("t.c_int4_array", "t.c_text_array", "'{{1,2}}'", "ARRAY[{y}, {z}]", "t.c_numeric_array", "NULL")
     for template in PREDICATES:
         for _ in range(12):
-            x, y, z = related(rng, 3)
+            x, y, z = related(rng, 3, same=0.9)
             a = rng.choice(arrays).format(y=y, z=z)
             statements.append(select(template.format(x=x, y=y, z=z, a=a), rng))
     return statements
