@@ -56,11 +56,22 @@ class Waiver:
     pattern: str = ""
     family: str = ""
     difference: str = ""
+    server_error: str = ""
+    """A regular expression the server's "SQLSTATE message" must match (``^22``: a value PostgreSQL's input
+    function rejects while parsing)."""
+    model_says: str = ""
+    """A regular expression the model's message must match (an ``unsupported`` construct, say)."""
 
-    def covers(self, statement: Generated, what: str) -> bool:
+    def covers(self, statement: Generated, what: str, server: Answer | None = None,
+               model: Answer | None = None) -> bool:
         if self.id and self.id != statement.id:
             return False
         if self.pattern and not re.search(self.pattern, statement.sql):
+            return False
+        if self.server_error and (server is None or server.kind != "error"
+                                  or not re.search(self.server_error, f"{server.sqlstate} {server.message}")):
+            return False
+        if self.model_says and (model is None or not re.search(self.model_says, model.message)):
             return False
         if self.family and self.family != statement.family:
             return False
@@ -72,8 +83,9 @@ def load_waivers(path: Path = DISAGREEMENTS_FILE) -> list[Waiver]:
     data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     waivers = []
     for entry in data.get("disagreement", []):
-        unknown = set(entry) - {"reason", "id", "pattern", "family", "difference"}
-        if unknown or not entry.get("reason") or not ({"id", "pattern", "family"} & set(entry)):
+        unknown = set(entry) - {"reason", "id", "pattern", "family", "difference", "server_error", "model_says"}
+        if unknown or not entry.get("reason") or not (
+                {"id", "pattern", "family", "server_error", "model_says"} & set(entry)):
             raise ValueError(f"{path.name}: each entry needs a reason and an id, pattern or family: {entry}")
         if entry.get("difference", "") not in ("", *DIFFERENCES):
             raise ValueError(f"{path.name}: difference must be one of {DIFFERENCES}: {entry}")
@@ -119,7 +131,8 @@ def compare(
             counts["agree"] += 1
             continue
         found = Disagreement(statement, ours, theirs, what)
-        waiver = next((index for index, waiver in enumerate(waivers) if waiver.covers(statement, what)), None)
+        waiver = next((index for index, waiver in enumerate(waivers)
+                       if waiver.covers(statement, what, ours, theirs)), None)
         if waiver is None:
             counts["disagree"] += 1
             comparison.disagreements.append(found)

@@ -12,12 +12,13 @@ call of one argument of a composite type may be a column of that row
 from __future__ import annotations
 
 from drivers.postgres.guard.base import AnalyzerBase, Raw
+from drivers.postgres.guard.coercion import Context
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.expressions import string_value, unwrap
 from drivers.postgres.guard.ir import Array, Call, Expr, FieldSelect, Row, SortItem, Var, Window
 from drivers.postgres.guard.resolution import Outcome
 from drivers.postgres.guard.scope import ParseState, column_of, NamespaceItem
-from drivers.postgres.guard.types import ANY, RECORD, UNKNOWN, VOID
+from drivers.postgres.guard.types import ANY, INTERNAL, RECORD, UNKNOWN, VOID
 
 _NO_AGGREGATES = {
     "WHERE": "aggregate functions are not allowed in WHERE",
@@ -26,7 +27,7 @@ _NO_AGGREGATES = {
     "FROM": "aggregate functions are not allowed in functions in FROM",
     "LIMIT": "aggregate functions are not allowed in LIMIT",
     "OFFSET": "aggregate functions are not allowed in OFFSET",
-    "window": "aggregate functions are not allowed in window definitions",
+    "window frame": "aggregate functions are not allowed in window frames",
 }
 _NO_WINDOWS = {
     "WHERE": "window functions are not allowed in WHERE",
@@ -38,6 +39,7 @@ _NO_WINDOWS = {
     "LIMIT": "window functions are not allowed in LIMIT",
     "OFFSET": "window functions are not allowed in OFFSET",
     "window": "window functions are not allowed in window definitions",
+    "window frame": "window functions are not allowed in window definitions",
 }
 _NO_SETS = {
     "WHERE": "set-returning functions are not allowed in WHERE",
@@ -141,7 +143,7 @@ class Calls(AnalyzerBase):
                 if flag:
                     raise AnalysisError(what)
         if outcome is Outcome.COERCION:
-            return self.coerce(arguments[0], choice.cast_target, explicit=True)
+            return self.coerce(arguments[0], choice.cast_target, context=Context.EXPLICIT, explicit=True)
         if outcome is Outcome.MULTIPLE:
             if is_column:
                 return None
@@ -160,6 +162,8 @@ class Calls(AnalyzerBase):
                                      "explicit type casts.")
         function = choice.function
         assert function is not None
+        if function.result == INTERNAL:
+            raise AnalysisError('functions returning type "internal" cannot be called explicitly')
         if outcome is Outcome.AGGREGATE and function.aggregate_kind in ("o", "h"):
             self._check_ordered_set(call, function, choice.variadic_count)
         elif outcome is Outcome.AGGREGATE and call.within_group:

@@ -320,7 +320,9 @@ class Clauses(AnalyzerBase):
                 node = definition.get(key)
                 if node is None:
                     continue
+                state.expr_kind = "window frame"
                 offset = self.expr(node, state)
+                state.expr_kind = "window"
                 if options & (_FRAME_ROWS | _FRAME_GROUPS):
                     offset = self.coerce_to_specific(offset, INT8, "ROWS" if options & _FRAME_ROWS else "GROUPS")
                 elif options & _FRAME_RANGE:

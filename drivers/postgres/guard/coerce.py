@@ -108,8 +108,10 @@ class Coercing(AnalyzerBase):
 
     def coerce_typmod(self, expr: Expr, target: int, typmod: int, *, explicit: bool = False) -> Expr:
         """``coerce_type_typmod``: apply the type's length coercion for ``typmod`` (``varchar(20)``...)."""
-        if typmod < 0 or typmod == expr.typmod:
+        if typmod == expr.typmod:
             return expr
+        if typmod < 0:  # no coercion, but the expression exposes the typmod asked for
+            return Cast(target, -1, expr, "relabel", explicit=explicit)
         catalog = self.catalog
         element = catalog.element_type(target)
         length_type = element if element and catalog.type(target) is not None else target

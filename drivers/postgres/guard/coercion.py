@@ -19,7 +19,7 @@ from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.errors import AnalysisError
 from drivers.postgres.guard.types import (
     ANY, ANYARRAY, ANYCOMPATIBLE, ANYCOMPATIBLEARRAY, ANYCOMPATIBLEMULTIRANGE, ANYCOMPATIBLENONARRAY,
-    ANYCOMPATIBLERANGE, ANYELEMENT, ANYENUM, ANYMULTIRANGE, ANYNONARRAY, ANYRANGE, INT2VECTOR, OIDVECTOR,
+    ANYCOMPATIBLERANGE, ANYELEMENT, ANYENUM, ANYMULTIRANGE, ANYNONARRAY, ANYRANGE, INT2VECTOR, INTERNAL, OIDVECTOR,
     POLYMORPHIC, POLYMORPHIC_FAMILY_1, RECORD, RECORD_ARRAY, TEXT, TEXT_ARRAY, UNKNOWN,
 )
 
@@ -98,6 +98,8 @@ class Coercions:
                 generic = True
                 continue
             if source == UNKNOWN:
+                if target == INTERNAL:  # PostgreSQL 15.20 no longer reads a literal as "internal"
+                    return False
                 continue
             if self.pathway(target, source, context)[0] is not Path.NONE:
                 continue

@@ -260,7 +260,7 @@ class Expressions(AnalyzerBase):
         if op not in _VALUE_FUNCTIONS:
             raise Unsupported(f"{op} is not supported")
         name, type_oid = _VALUE_FUNCTIONS[op]
-        typmod = int(body.get("typmod", -1)) if op.endswith("_N") else -1
+        typmod = int(body.get("typmod", 0)) if op.endswith("_N") else -1
         return ValueFunction(type_oid, name, min(typmod, 6) if typmod >= 0 else -1, body.get("location", -1))
 
     def _expr_GroupingFunc(self, body: Raw, state: ParseState) -> Expr:
@@ -291,7 +291,7 @@ class Expressions(AnalyzerBase):
             if not array:
                 raise AnalysisError(f"could not find array type for data type "
                                     f"{self.catalog.type_display(type_oid)}")
-            return SubLink(array, kind, query, location=location)
+            return SubLink(array, kind, query, typmod=typmod, location=location)
         operator_names = body.get("operName")
         operator = string_value(operator_names[-1]) if operator_names else "="
         left = self.expr(body.get("testexpr"), state)
@@ -344,7 +344,7 @@ class Expressions(AnalyzerBase):
                         found.append(None)
                         continue
                     value = self.expr(node, state)
-                    coerced = self.coerce_to_target(value, INT4)
+                    coerced = self.coerce_to_target(value, INT4, -1, Context.ASSIGNMENT)
                     if coerced is None:
                         raise AnalysisError("array subscript must have type integer")
                     found.append(coerced)
@@ -408,7 +408,9 @@ class Expressions(AnalyzerBase):
         target, typmod = resolve_type_name(self.catalog, body["typeName"])
         if self.catalog.category(target) != "S":
             raise AnalysisError(f"cannot cast XMLSERIALIZE result to {self.catalog.type_display(target)}")
-        return Xml(target, "xmlserialize", [arg], [], body.get("location", -1))
+        result = Xml(target, "xmlserialize", [arg], [], body.get("location", -1))
+        result.typmod = typmod
+        return result
 
     def _expr_A_Expr(self, body: Raw, state: ParseState) -> Expr:
         return self.operator_expr(body, state)
