@@ -16,6 +16,7 @@ from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
 from gateway.app import create_app, server_options
 from gateway.log_stream import CapturedLog
+from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
 
@@ -35,10 +36,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
+@pytest.fixture(scope="session")
+def guard_database() -> Iterator[str]:
+    """A scratch database with the tables the guard's unit tests name (``guard_schema.GUARD_SCHEMA_SQL``)."""
+    with database_from(GUARD_SCHEMA_SQL) as name:
+        yield name
+
+
 @pytest.fixture(scope="module")
-def policy_source() -> PolicySource:
-    """The test server's catalog row, as a pool reads it, with the default operator options."""
-    connection = connect()
+def policy_source(guard_database: str) -> PolicySource:
+    """The guard test database's catalog row, as a pool reads it, with the default operator options."""
+    connection = connect(guard_database)
     try:
         with connection.cursor() as cursor:
             cursor.execute(CATALOG_SQL)

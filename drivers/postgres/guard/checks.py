@@ -131,10 +131,10 @@ class LevelChecks:
         if not allowed:
             reason = self.policy.functions.refusal_reason(name) if function.schema == "pg_catalog" else \
                 "it is not a built-in pg_catalog function"
-            shown = describe(expr, self.catalog.type_display)
-            what = f"function {display_name(name)}" if isinstance(expr, Call) and expr.function is function \
-                else f"{shown} runs {display_name(name)}, which"
-            raise QueryRejected(f"{what} is not allowed: {reason}", reason=RefusalReason.FUNCTION)
+            written = describe(expr, self.catalog.type_display)
+            where = "" if isinstance(expr, Call) and expr.function is function else f" (it runs for {written})"
+            raise QueryRejected(f"function {display_name(name)} is not allowed{where}: {reason}",
+                                reason=RefusalReason.FUNCTION)
         self.functions.add(name)
 
     def _check_call(self, expr: Call | OpCall | ArrayOp) -> None:

@@ -167,6 +167,11 @@ class FromClause(AnalyzerBase):
     def _scalar_name(self, raw: Raw, function: Expr, alias: str | None, colnames: list[str], count: int,
                      rows_from: bool) -> str:
         """``chooseScalarFunctionAlias``: the column name of a function returning one scalar."""
+        if isinstance(function, Call):  # get_func_result_name: a function's one named OUT argument
+            info = function.function
+            outputs = [i for i, mode in enumerate(info.argument_modes) if mode in ("o", "b", "t")]
+            if len(outputs) == 1 and outputs[0] < len(info.argument_names) and info.argument_names[outputs[0]]:
+                return info.argument_names[outputs[0]]
         if count == 1 and not rows_from and alias is not None and not colnames:
             return alias
         return self._function_entry_name(raw)

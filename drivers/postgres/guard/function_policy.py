@@ -196,28 +196,12 @@ def overload_refusal(catalog: Catalog, overload: FunctionInfo) -> str | None:
     return signature_refusal(catalog, overload)
 
 
-def _callable_with_one_argument(catalog: Catalog, overload: FunctionInfo) -> bool:
-    count = len(overload.arguments)
-    if count == 0 or count - overload.defaults > 1:
-        return False
-    first = catalog.types.get(overload.arguments[0])
-    return first is None or first.name != "internal"
-
-
 @attrs.frozen(eq=False, repr=False)
 class FunctionPolicy:
     """The functions of one database a GetData query may call."""
 
     allowed: frozenset[str]
     """Lower-case names of pg_catalog functions a query may call."""
-    one_argument_functions: frozenset[str] | None = None
-    """pg_catalog function names that some overload lets call with one argument.
-
-    PostgreSQL reads ``x.name`` and ``(expr).name`` as ``name(x)`` when ``x``
-    has no such column, so the guard refuses such attribute names unless
-    allowed. ``None`` (the policy was not built from the catalog) falls back
-    to the built-in denylist.
-    """
     refusals: Mapping[str, str] = attrs.field(factory=dict)
     """Why each refused pg_catalog name is refused (built-in rules or ``deny``)."""
     overridden: Mapping[str, str] = attrs.field(factory=dict)
@@ -229,13 +213,10 @@ class FunctionPolicy:
     ) -> FunctionPolicy:
         """Build the policy from a catalog snapshot and the operator's options (deny wins over allow)."""
         refusals: dict[str, str] = {}
-        one_argument: set[str] = set()
         for name, overloads in catalog.functions_by_name.items():
             reason = denial_reason(name)
             for overload in overloads:
                 reason = reason or overload_refusal(catalog, overload)
-                if _callable_with_one_argument(catalog, overload):
-                    one_argument.add(name)
             if reason is not None:
                 refusals[name] = reason
         allowed_names = normalize_configured_names(allow, "allow")
@@ -245,7 +226,6 @@ class FunctionPolicy:
         allowed = (frozenset(catalog.functions_by_name) | allowed_names) - refusals.keys()
         return cls(
             allowed=frozenset(allowed),
-            one_argument_functions=frozenset(one_argument),
             refusals=refusals,
             overridden=overridden,
         )
@@ -257,11 +237,3 @@ class FunctionPolicy:
     def refusal_reason(self, name: str) -> str:
         """Why ``name`` is not allowed, as the end of a sentence."""
         return self.refusals.get(name) or denial_reason(name) or "it is not a built-in pg_catalog function"
-
-    def refuses_attribute(self, name: str) -> bool:
-        """True when ``x.name`` could call a function this policy does not allow."""
-        if name in self.allowed:
-            return False
-        if self.one_argument_functions is None:
-            return is_denied_builtin(name)
-        return name in self.one_argument_functions

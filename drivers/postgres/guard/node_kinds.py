@@ -11,7 +11,7 @@ import pglast.ast
 # their children are still walked. Kinds with names are checked by a method
 # of SelectTreeWalker; anything in neither list is refused.
 SAFE_NODE_TYPES = frozenset({
-    "ResTarget", "A_Star", "String", "Integer", "Float", "Boolean", "BitString", "List",
+    "ResTarget", "A_Star", "A_Indirection", "String", "Integer", "Float", "Boolean", "BitString", "List",
     "Alias", "RangeSubselect", "RangeFunction", "JoinExpr", "BoolExpr", "NullTest",
     "BooleanTest", "CaseExpr", "CaseWhen", "CoalesceExpr", "MinMaxExpr", "RowExpr",
     "A_ArrayExpr", "A_Indices", "NamedArgExpr", "TypeCast", "WindowDef", "GroupingSet",

@@ -15,7 +15,7 @@ from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.expressions import unwrap
 from drivers.postgres.guard.ir import ColumnSlot, Const, Expr, Query, RangeEntry, SetOpColumn, Target, Var
 from drivers.postgres.guard.scope import CommonTable, NamespaceItem, ParseState
-from drivers.postgres.guard.types import RECORD, UNKNOWN
+from drivers.postgres.guard.types import BOOL, RECORD, RECORD_ARRAY, UNKNOWN
 
 _SET_OPERATIONS = {"SETOP_UNION": "UNION", "SETOP_INTERSECT": "INTERSECT", "SETOP_EXCEPT": "EXCEPT"}
 _LOCKING = {"LCS_FORKEYSHARE": "FOR KEY SHARE", "LCS_FORSHARE": "FOR SHARE",
@@ -209,8 +209,6 @@ class Selects(AnalyzerBase):
                 raise AnalysisError(f'WITH query name "{name}" specified more than once')
         entries = []
         for cte in definitions:
-            if cte.get("search_clause") or cte.get("cycle_clause"):
-                raise Unsupported("SEARCH and CYCLE clauses of WITH are not supported in a GetData query")
             kind, query_body = unwrap(cte["ctequery"])
             if kind != "SelectStmt":
                 raise Unsupported("data-modifying statement in WITH is not allowed")
@@ -256,7 +254,33 @@ class Selects(AnalyzerBase):
                         hint="Cast the output of the non-recursive term to the correct type.")
         entry.columns[:] = [ColumnSlot(aliases[i] if i < len(aliases) else t.name, t.expr.type, t.expr.typmod,
                                        t.expr) for i, t in enumerate(targets)]
+        entry.columns.extend(self._search_and_cycle_columns(cte, entry, state))
         entry.query = query
+
+    def _search_and_cycle_columns(self, cte: Raw, entry: RangeEntry, state: ParseState) -> list[ColumnSlot]:
+        """The columns SEARCH and CYCLE add to a recursive CTE (``analyzeCTE``)."""
+        added: list[ColumnSlot] = []
+        names = {c.name for c in entry.columns}
+        search = cte.get("search_clause")
+        if search:
+            for column in search.get("search_col_list", ()):
+                if column["String"]["sval"] not in names:
+                    raise AnalysisError(f'search column "{column["String"]["sval"]}" not in WITH query column list')
+            added.append(ColumnSlot(str(search["search_seq_column"]),
+                                    RECORD if search.get("search_breadth_first") else RECORD_ARRAY))
+        cycle = cte.get("cycle_clause")
+        if cycle:
+            for column in cycle.get("cycle_col_list", ()):
+                if column["String"]["sval"] not in names:
+                    raise AnalysisError(f'cycle column "{column["String"]["sval"]}" not in WITH query column list')
+            mark_type = BOOL
+            if cycle.get("cycle_mark_value") is not None:
+                value = self.expr(cycle["cycle_mark_value"], state)
+                default = self.expr(cycle["cycle_mark_default"], state)
+                mark_type = self.coercions.common_type([value.type, default.type], "CYCLE")
+            added.append(ColumnSlot(str(cycle["cycle_mark_column"]), mark_type))
+            added.append(ColumnSlot(str(cycle["cycle_path_column"]), RECORD_ARRAY))
+        return added
 
     def _references(self, body: Raw) -> set[str]:
         """The unqualified relation names a statement mentions anywhere (for WITH RECURSIVE's order)."""
