@@ -146,13 +146,17 @@ SELECT g, 'AAAAAAAA' || lpad(g::text, 8, '0'), date '1997-09-03', NULL, 2450815,
     'http://www.example.com', 'welcome', 4900 + g * 7, 2 + g % 20, 1 + g % 5, g % 4
 FROM generate_series(1, 60) AS g;
 
--- Facts. ss_ticket_number groups about 16 lines into a ticket (queries 34 and 73 count the lines of a ticket).
+-- Facts. A ticket (ss_ticket_number t) has one date, customer, household and store: the first 500 tickets have 16
+-- lines, the next 1,000 have 4 (queries 34 and 73 count the lines of a ticket). A few keys are null, as in dsdgen's
+-- data (queries 44 and 76 look for them).
 INSERT INTO tpcds.store_sales
-SELECT 2450815 + g * 7 % 2191, 60 * (g * 13 % 1440), 1 + g * 17 % 400, 1 + g / 16 * 31 % 600, 1 + g * 7 % 700,
-    1 + g / 16 * 11 % 240, 1 + g * 13 % 600, 1 + g / 16 % 12, 1 + g % 30, 1 + g / 16,
+SELECT 2450815 + t * 5 % 2191, 60 * (g * 13 % 1440), 1 + g * 17 % 400, 1 + t * 31 % 200, 1 + g * 7 % 700,
+    1 + t * 11 % 240, CASE WHEN g % 7 <> 3 THEN 1 + g * 13 % 600 END,
+    CASE WHEN g % 101 <> 0 THEN 1 + t % 12 END, 1 + g % 30, 1 + t,
     1 + g % 100, w, p, s, (p - s) * q, s * q, w * q, p * q, s * q * 0.05, g % 7 * 100.0, s * q, s * q * 1.05,
     (s - w) * q
 FROM generate_series(1, 12000) AS g,
+    LATERAL (SELECT CASE WHEN g < 8000 THEN g / 16 ELSE 500 + (g - 8000) / 4 END AS t) AS ticket,
     LATERAL (SELECT 1 + g % 100 AS q, (1 + g % 90)::numeric(7, 2) AS w,
         (8 + g % 150)::numeric(7, 2) AS p, (5 + g % 140)::numeric(7, 2) AS s) AS price;
 
@@ -166,7 +170,7 @@ FROM tpcds.store_sales WHERE ss_ticket_number % 3 = 0;
 INSERT INTO tpcds.catalog_sales
 SELECT 2450815 + g * 11 % 2191, 60 * (g * 7 % 1440), 2450815 + g * 11 % 2191 + 1 + g % 120,
     1 + g * 29 % 600, 1 + g * 3 % 700, 1 + g * 5 % 240, 1 + g * 23 % 600,
-    1 + g * 31 % 600, 1 + g * 3 % 700, 1 + g * 5 % 240, 1 + g * 23 % 600,
+    1 + g * 31 % 600, 1 + g * 3 % 700, 1 + g * 5 % 240, CASE WHEN g % 59 <> 0 THEN 1 + g * 23 % 600 END,
     1 + g % 6, 1 + g % 100, 1 + g % 20, 1 + g % 5, 1 + g * 19 % 400, 1 + g % 30, 1 + g / 4,
     1 + g % 100, w, p, s, (p - s) * q, s * q, w * q, p * q, s * q * 0.05, g % 5 * 10.0, 4.00, s * q,
     s * q * 1.05, s * q + 4, s * q * 1.05 + 4, (s - w) * q
@@ -185,7 +189,7 @@ FROM tpcds.catalog_sales WHERE cs_order_number % 3 = 0;
 INSERT INTO tpcds.web_sales
 SELECT 2450815 + g * 13 % 2191, 60 * (g * 11 % 1440), 2450815 + g * 13 % 2191 + 1 + g % 130,
     1 + g * 23 % 400, 1 + g * 37 % 600, 1 + g * 5 % 700, 1 + g * 7 % 240, 1 + g * 41 % 600,
-    1 + g * 43 % 600, 1 + g * 5 % 700, 1 + g * 7 % 240, 1 + g * 47 % 600,
+    CASE WHEN g % 53 <> 0 THEN 1 + g * 43 % 600 END, 1 + g * 5 % 700, 1 + g * 7 % 240, 1 + g * 47 % 600,
     1 + g % 60, 1 + g % 30, 1 + g % 20, 1 + g % 5, 1 + g % 30, 1 + g / 4,
     1 + g % 100, w, p, s, (p - s) * q, s * q, w * q, p * q, s * q * 0.05, g % 5 * 10.0, 3.00, s * q,
     s * q * 1.05, s * q + 3, s * q * 1.05 + 3, (s - w) * q
