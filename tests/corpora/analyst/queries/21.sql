@@ -1,0 +1,5 @@
+SELECT id, customer_id, body
+FROM analyst.events
+WHERE body LIKE concat('%', 'steel', '%')
+ORDER BY id
+LIMIT 50

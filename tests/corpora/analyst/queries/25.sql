@@ -1,0 +1,4 @@
+SELECT id, name, price
+FROM analyst.products
+ORDER BY random()
+LIMIT 5

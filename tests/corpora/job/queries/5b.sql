@@ -1,0 +1,18 @@
+SELECT MIN(t.title) AS american_vhs_movie
+FROM job.company_type AS ct,
+     job.info_type AS it,
+     job.movie_companies AS mc,
+     job.movie_info AS mi,
+     job.title AS t
+WHERE ct.kind = 'production companies'
+  AND mc.note LIKE '%(VHS)%'
+  AND mc.note LIKE '%(USA)%'
+  AND mc.note LIKE '%(1994)%'
+  AND mi.info IN ('USA',
+                  'America')
+  AND t.production_year > 2010
+  AND t.id = mi.movie_id
+  AND t.id = mc.movie_id
+  AND mc.movie_id = mi.movie_id
+  AND ct.id = mc.company_type_id
+  AND it.id = mi.info_type_id

@@ -1,0 +1,19 @@
+SELECT MIN(an1.name) AS costume_designer_pseudo,
+       MIN(t.title) AS movie_with_costumes
+FROM job.aka_name AS an1,
+     job.cast_info AS ci,
+     job.company_name AS cn,
+     job.movie_companies AS mc,
+     job.name AS n1,
+     job.role_type AS rt,
+     job.title AS t
+WHERE cn.country_code ='[us]'
+  AND rt.role ='costume designer'
+  AND an1.person_id = n1.id
+  AND n1.id = ci.person_id
+  AND ci.movie_id = t.id
+  AND t.id = mc.movie_id
+  AND mc.company_id = cn.id
+  AND ci.role_id = rt.id
+  AND an1.person_id = ci.person_id
+  AND ci.movie_id = mc.movie_id
