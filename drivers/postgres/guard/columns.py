@@ -73,5 +73,10 @@ class Columns(AnalyzerBase):
     def whole_row(self, item: NamespaceItem, levels_up: int, location: int = -1) -> Var:
         """``transformWholeRowRef``: the whole row of a FROM item as one value."""
         entry = item.entry
+        if entry.kind == "function" and len(entry.functions) == 1 and not entry.ordinality \
+                and not self.catalog.is_complex(entry.functions[0].type) and entry.functions[0].type != RECORD:
+            # makeWholeRowVar: a function returning a scalar is its one column
+            slot = entry.columns[0]
+            return Var(slot.type, slot.typmod, entry, 1, levels_up, item.name, location)
         row_type = entry.row_type or RECORD
         return Var(row_type, -1, entry, 0, levels_up, item.name, location)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import attrs
 
 from drivers.postgres.guard.bounds import DATA, MAX_NUMBER, UNKNOWN, Bound, constant, maximum, total
+from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.ir import Array, Const, Expr
 from drivers.postgres.guard.types import INT2, INT4, INT8, NUMERIC
 
@@ -48,6 +49,8 @@ class RuleContext:
     """The call's result type."""
     result_limit: Bound | None
     """What the result type alone allows (``type_sizes.type_bound``)."""
+    catalog: Catalog | None = None
+    """The catalog, for rules that depend on an argument's type."""
 
 
 Rule = Callable[[list[Arg], RuleContext], Bound]

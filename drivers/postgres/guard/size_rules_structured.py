@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from drivers.postgres.guard.bounds import UNKNOWN, Bound, maximum, total
 from drivers.postgres.guard.size_rules import Arg, RuleContext, json_escaped, literal_numbers, quoted, rule
+from drivers.postgres.guard.types import BPCHAR, CHAR, JSON, JSONB, NAME, RECORD, TEXT, VARCHAR
+from drivers.postgres.guard.types import UNKNOWN as UNKNOWN_TYPE
 
 _ARRAY_HEADER = 24
 """Bytes of an array's header, dimensions included."""
@@ -16,9 +18,29 @@ def _size(args: list[Arg], index: int) -> Bound:
     return args[index].size if index < len(args) else Bound()
 
 
-def _as_json(arg: Arg) -> Bound:
-    """What ``to_json`` prints for a value: strings escaped, records and arrays with their keys and quotes."""
-    return json_escaped(arg.size).scaled(12)
+_JSON_AS_IS = frozenset({JSON, JSONB})
+_STRINGS = frozenset({TEXT, VARCHAR, BPCHAR, NAME, CHAR, UNKNOWN_TYPE})
+
+
+def _as_json(arg: Arg, context: RuleContext) -> Bound:
+    """What ``to_json`` prints for a value: JSON as it is, numbers as printed, strings escaped (a control
+    character becomes ``\\u00XX``), arrays and records with every text quoted and escaped, and a record's keys."""
+    catalog = context.catalog
+    type_oid = catalog.base_type(arg.expr.type) if catalog is not None else arg.expr.type
+    if type_oid in _JSON_AS_IS:
+        return arg.size
+    if type_oid in _STRINGS:
+        return json_escaped(arg.size)
+    info = catalog.type(type_oid) if catalog is not None else None
+    if info is not None and info.category in ("N", "B"):
+        return arg.size.scaled(1, 2)
+    relation = catalog.relation_of_type(type_oid) if catalog is not None else None
+    if relation is not None:
+        keys = sum(len(column.name.encode("utf-8")) + 6 for column in relation.columns)
+        return json_escaped(arg.size).scaled(1, keys)
+    if type_oid == RECORD or (info is not None and info.kind == "c"):
+        return json_escaped(arg.size).scaled(4)  # keys "f1".."fn" of at most a few characters per field
+    return json_escaped(arg.size)
 
 
 def _element(size: Bound) -> Bound:
@@ -29,13 +51,14 @@ def _element(size: Bound) -> Bound:
 # JSON ------------------------------------------------------------------------------------------------------
 
 @rule("to_json", "to_jsonb", "row_to_json", "array_to_json")
-def _to_json(args: list[Arg], _: RuleContext) -> Bound:
-    return _as_json(args[0]) if args else Bound(4)
+def _to_json(args: list[Arg], context: RuleContext) -> Bound:
+    return _as_json(args[0], context) if args else Bound(4)
 
 
 @rule("json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array")
-def _json_build(args: list[Arg], _: RuleContext) -> Bound:
-    return total([_as_json(a).scaled(1, 4) for a in args]).scaled(1, 2)
+def _json_build(args: list[Arg], context: RuleContext) -> Bound:
+    # jsonb prints ", " between members and ": " after keys.
+    return total([_as_json(a, context).scaled(1, 4) for a in args]).scaled(1, 2)
 
 
 @rule("json_object", "jsonb_object")
@@ -86,12 +109,12 @@ def _array_agg(args: list[Arg], context: RuleContext) -> Bound:
 
 @rule("json_agg", "jsonb_agg")
 def _json_agg(args: list[Arg], context: RuleContext) -> Bound:
-    return context.rows * _as_json(args[0]).scaled(1, 2) + Bound(2)
+    return context.rows * _as_json(args[0], context).scaled(1, 2) + Bound(2)
 
 
 @rule("json_object_agg", "jsonb_object_agg")
 def _json_object_agg(args: list[Arg], context: RuleContext) -> Bound:
-    return context.rows * (_as_json(args[0]) + _as_json(args[1])).scaled(1, 4) + Bound(2)
+    return context.rows * (_as_json(args[0], context) + _as_json(args[1], context)).scaled(1, 4) + Bound(2)
 
 
 @rule("xmlagg", "range_agg", "range_intersect_agg")

@@ -167,7 +167,7 @@ class SizeModel:
             return limit if limit is not None else UNKNOWN
         rows = self.input_rows(query) if isinstance(call, Call) and call.kind != "function" else _ONE
         arguments = self.arguments(call, query)
-        bound = rule(arguments, RuleContext(rows, call.type, limit))
+        bound = rule(arguments, RuleContext(rows, call.type, limit, self.catalog))
         return bound.at_most(limit.fixed) if limit is not None else bound.at_most(1 << 30)
 
     def arguments(self, call: Call | OpCall, query: Query) -> list[Arg]:
@@ -192,7 +192,7 @@ class SizeModel:
         rule = RULES.get(function.name) if function is not None else None
         if rule is not None:
             bound = rule([Arg(cast.arg, source, self.number(cast.arg, query), _constant_text(cast.arg))],
-                         RuleContext(_ONE, cast.type, limit))
+                         RuleContext(_ONE, cast.type, limit, self.catalog))
             return bound.at_most(limit.fixed) if limit is not None else bound
         return limit if limit is not None else UNKNOWN
 
