@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-from drivers.postgres.guard.bounds import Bound
-from drivers.postgres.guard.costs import call_cost, call_memory
+from drivers.postgres.guard.bounds import Bound, total
+from drivers.postgres.guard.costs import COMPARISON_NS_PER_BYTE, call_cost, call_memory
 from drivers.postgres.guard.ir import (
     ArrayOp, Call, Cast, Const, Expr, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
 )
@@ -175,7 +175,7 @@ class LevelChecks:
                                     f"parses the text: {_XML_PARSING}", reason=RefusalReason.TYPE)
             target = self.catalog.type(self.catalog.base_type(cast.type))
             parser = self._named_function(target.input_function) if target is not None else None
-            self._charge(parser, cast, [source], self._size(cast))
+            self._charge(parser, cast, [source], self._size(cast), argument_types=[cast.arg.type])
 
     def _named_function(self, name: str) -> FunctionInfo | None:
         found = self.catalog.functions_by_name.get(name, ())
@@ -205,7 +205,7 @@ class LevelChecks:
                 comparison: bool = False, argument_types: list[int] | None = None) -> None:
         nominal = self.policy.limits.assumed_data_value_bytes
         cost = call_cost(function, sizes, self.policy.products) if not comparison else \
-            Bound(sum(s.fixed for s in sizes), sum(s.data for s in sizes), any(s.unknown for s in sizes))
+            total(sizes).scaled(COMPARISON_NS_PER_BYTE)
         self.time = self.time + cost
         nanoseconds = cost.value(nominal) if not cost.unknown else 1 << 62
         if nanoseconds > self.costliest[0]:

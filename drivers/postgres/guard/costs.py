@@ -100,8 +100,25 @@ def call_cost(function: FunctionInfo | None, sizes: list[Bound], products: Mappi
     return total(sizes).scaled(weight)
 
 
+_JSON_BUILDERS: Final = frozenset({
+    "json_agg", "json_object_agg", "json_build_object", "json_build_array", "json_object", "to_json",
+    "row_to_json", "array_to_json", "json_agg_strict", "json_object_agg_strict", "json_object_agg_unique",
+})
+
+
+def parses_json(function: FunctionInfo | None) -> bool:
+    """True for a function that parses JSON text (``json_array_length``, ``->`` on json, a cast to jsonb)."""
+    if function is None:
+        return False
+    name = function.name
+    return name in ("json_in", "jsonb_in") or (name.startswith("json_") and name not in _JSON_BUILDERS)
+
+
 def call_memory(function: FunctionInfo | None, argument_types: list[int], sizes: list[Bound],
                 result: Bound) -> Bound:
-    """Bytes one call allocates: its result, and a parse's working memory for JSON text arguments."""
-    parsed = total([size for type_oid, size in zip(argument_types, sizes) if type_oid == JSON])
+    """Bytes one call allocates: its result, and a parse's working memory for the JSON text it reads."""
+    if not parses_json(function):
+        return result
+    parsed = total([size for type_oid, size in zip(argument_types, sizes) if type_oid == JSON]
+                   if function is not None and function.name.startswith("json_") else sizes)
     return result + parsed.scaled(JSON_PARSE_MEMORY_FACTOR)

@@ -136,7 +136,8 @@ def _replace(args: list[Arg], _: RuleContext) -> Bound:
     string, replacement = _size(args, 0), _size(args, 2)
     needle = args[1].text if len(args) > 1 else None
     if needle is not None and len(needle.encode("utf-8")) > 0:
-        occurrences = Bound(string.fixed // len(needle.encode("utf-8")), string.data, string.unknown)
+        occurrences = Bound(string.fixed // len(needle.encode("utf-8")), string.data, string.unknown,
+                            string.stored // len(needle.encode("utf-8")))
         return string + occurrences * replacement
     return string + string * replacement
 
@@ -285,7 +286,7 @@ def _series_rows(args: list[Arg]) -> Bound:
     if stride == 0:
         return UNKNOWN
     if stride >= 1:
-        return Bound(span.fixed // int(stride) + 1, span.data, span.unknown)
+        return Bound(span.fixed // int(stride) + 1, span.data, span.unknown, span.stored // int(stride))
     return span.scaled(int(1 / stride) + 1)
 
 

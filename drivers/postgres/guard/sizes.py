@@ -179,9 +179,9 @@ class SizeModel:
         source = self.size(cast.arg, query)
         limit = type_bound(self.catalog, cast.type, cast.typmod)
         if cast.length_function is not None or cast.path == "length":
+            # varchar(n) cuts to n characters, char(n) pads to n: at most the value and the padding.
             length = type_bound(self.catalog, cast.type, cast.typmod)
-            grown = source + length if length is not None else source
-            return grown if length is None else Bound(min(grown.fixed, length.fixed + source.fixed), grown.data)
+            return source + length if length is not None else source
         if cast.path in ("relabel", "domain", "row"):
             return source if limit is None else source.at_most(limit.fixed)
         if cast.path == "io":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from drivers.postgres.guard.bounds import DATA, MAX_VALUE, Bound, maximum
+from drivers.postgres.guard.bounds import DATA, MAX_VALUE, Bound, maximum, stored
 from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.literals import NUMERIC_MAX_PRINTED
 
@@ -61,9 +61,9 @@ def type_bound(catalog: Catalog, type_oid: int, typmod: int = -1) -> Bound | Non
 
 
 def stored_bound(catalog: Catalog, type_oid: int, typmod: int) -> Bound:
-    """A stored column's value: its type's limit, else the administrator's data."""
+    """A stored column's value: the administrator's data, of its type's size where the type limits it."""
     found = type_bound(catalog, type_oid, typmod)
-    return found if found is not None else DATA
+    return stored(found.fixed) if found is not None else DATA
 
 
 def value_bound(catalog: Catalog, type_oid: int, typmod: int = -1) -> Bound:
@@ -84,7 +84,8 @@ def parsed_bound(catalog: Catalog, target: int, typmod: int, text: Bound) -> Bou
     if name in _GROWING_FROM_TEXT or element_name in _GROWING_FROM_TEXT:
         # Every two characters of the query's own text may be a number that prints 147 458 characters
         # (jsonb adds a space after each "," and ":"); the administrator's numbers print as stored.
-        grown = Bound(text.fixed * 2 + (text.fixed + 1) // 2 * _NUMBER_EXPANSION, text.data * 8, text.unknown)
+        grown = Bound(text.fixed * 2 + (text.fixed + 1) // 2 * _NUMBER_EXPANSION, text.data * 8, text.unknown,
+                      text.stored * 8)
         return grown.at_most(limit.fixed) if limit is not None else grown.at_most(MAX_VALUE)
     if limit is not None:
         return limit
