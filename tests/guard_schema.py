@@ -37,7 +37,7 @@ CREATE TABLE s.t (id integer, a text, b text, c text, d text, x integer, y integ
     price numeric, qty integer, doc jsonb, tags text[], during tstzrange, body text, col text, name text,
     flag boolean, rec s.pair, ints integer[], n numeric, i8 bigint, f8 double precision, ts timestamptz,
     d1 date, j json, bits bit varying, bin bytea, tsv tsvector, ranges int4multirange);
-CREATE TABLE s.u (id integer, a text, b text, c text, d text, code text, name text, p1 polygon, ints integer[],
+CREATE TABLE s.u (id integer, a text, b text, c text, d text, code text, name text, up1 polygon, ints integer[],
     doc jsonb, tags text[]);
 """
 """The guard tests' schema."""

@@ -111,7 +111,7 @@ rule("btrim", "ltrim", "rtrim", "substr", "substring", "left", "right", "split_p
      "jsonb_object_field", "json_extract_path", "jsonb_extract_path", "pclose", "popen", "path",
      "multirange", "range_merge", "range_union", "range_intersect", "range_minus", "multirange_intersect",
      "multirange_minus", "set_bit", "set_byte", "bitshiftleft", "bitshiftright", "bitnot", "querytree",
-     "convert_from", "translate_noop")(lambda args, _: _size(args, 0))
+     "convert_from")(lambda args, _: _size(args, 0))
 
 
 @rule("lower", "upper", "initcap")
