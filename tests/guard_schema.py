@@ -7,7 +7,9 @@ for their types (``poly_col``, ``doc``, ``tags``...) so that a test's query says
 
 from __future__ import annotations
 
-GUARD_SCHEMA_SQL = """
+from tpch_queries import TPCH_TABLES_SQL
+
+GUARD_SCHEMA_SQL = TPCH_TABLES_SQL + """
 CREATE SCHEMA sales;
 CREATE SCHEMA "Sales";
 CREATE SCHEMA hr;
@@ -37,6 +39,16 @@ CREATE TABLE s.t (id integer, a text, b text, c text, d text, x integer, y integ
     price numeric, qty integer, doc jsonb, tags text[], during tstzrange, body text, col text, name text,
     flag boolean, rec s.pair, ints integer[], n numeric, i8 bigint, f8 double precision, ts timestamptz,
     d1 date, j json, bits bit varying, bin bytea, tsv tsvector, ranges int4multirange);
+CREATE SCHEMA shop;
+CREATE SCHEMA sec;
+CREATE TABLE shop.items (id integer, name text, note text, price numeric);
+CREATE TABLE public.orders (id serial PRIMARY KEY, customer_id integer, note text);
+CREATE TABLE public.secrets (id integer, secret text);
+CREATE TABLE hr.orders (id integer);
+CREATE VIEW hr.salary_view AS SELECT * FROM hr.salaries;
+CREATE TABLE sec.items_child () INHERITS (pub.items);
+CREATE TABLE pub.other (id integer, note text);
+CREATE VIEW pub.items_view AS SELECT * FROM pub.items;
 CREATE TABLE s.u (id integer, a text, b text, c text, d text, code text, name text, up1 polygon, ints integer[],
     doc jsonb, tags text[]);
 """

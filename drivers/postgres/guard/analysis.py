@@ -65,6 +65,8 @@ class Analyzer(Selects, Clauses, FromClause, Calls, Operators, Columns, Expressi
         self.catalog = catalog
         self.coercions = coercions or Coercions(catalog)
         self.resolver = Resolver(catalog, self.coercions)
+        self.value_locations: set[int] = set()
+        """Byte locations of numeric constants whose value the analysis read (``ORDER BY 2``: a position)."""
 
     def analyze_statement(self, statement: dict) -> Query:
         """Analyse one raw SelectStmt body."""

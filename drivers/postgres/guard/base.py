@@ -27,6 +27,7 @@ class AnalyzerBase:
     catalog: Catalog
     coercions: Coercions
     resolver: Resolver
+    value_locations: set[int]
 
     # expressions.py
     def expr(self, node: Raw | None, state: ParseState) -> Expr:

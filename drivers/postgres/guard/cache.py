@@ -8,18 +8,21 @@ So a pool keeps, per *key*, the decision the guard made for the first query of
 that key, and serves later queries of the key from it.
 
 The key is the query's text with every numeric constant (``ICONST``,
-``FCONST``, as the scanner finds them) replaced by its token kind and length.
-Everything else is kept as written: names, keywords, operators, spacing,
-comments and every string constant (the guard reads string constants' contents: their length, whether
-they look like geometric points, whether they are a bare name). The grammar
+``FCONST``, as the scanner finds them) replaced by what the guard reads of it
+unless it reads its value: its type (``integer``, ``bigint`` or ``numeric``,
+which the value decides: 9223372036854775807 is a bigint, one more is a
+numeric) and its printed size (``1e9999`` prints ten thousand digits, ``1e0001``
+two: same length, different keys). Everything else is kept as written: names,
+keywords, operators, spacing, comments and every string constant (the guard
+reads string constants' contents, numbers inside them included). The grammar
 decides on token kinds alone, so two texts with the same key parse to trees
-that differ at most in the values of their numeric constants; what the guard
-reads of such a value is only its kind and its length (``expression_types``,
-``plain_arguments``), both in the key, except in two places where it is
-*pinned*: a numeric token the grammar consumed instead of making it a constant
-node (``float(53)`` picks a type by the number) and a constant inside a type
-name (``varchar(100)``: the guard bounds type modifiers). A pinned token's text
-is kept with the entry, and a query whose pinned texts differ is checked
+that differ at most in the values of their numeric constants. Where the
+decision reads a constant's value it is *pinned*: a number a size rule reads
+(``repeat``'s count, ``lpad``'s length, ``array_fill``'s dimensions, a series'
+bounds: ``ParsedQuery.value_locations``), a numeric token the grammar consumed
+instead of making it a constant node (``float(53)`` picks a type by the
+number) and a constant inside a type name (``varchar(100)``). A pinned token's
+text is kept with the entry, and a query whose pinned texts differ is checked
 afresh. ``tests/test_guard_cache.py`` runs every query of the guard's suites
 with several sets of constants through both paths and requires the same
 decision.
@@ -47,6 +50,7 @@ import orjson
 from pglast import parser
 
 from drivers.postgres.guard.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
+from drivers.postgres.guard.literals import numeric_printed
 from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted
 
 MAX_CACHED_QUERY_CHARS = 16_384
@@ -157,14 +161,26 @@ def _text(sql: str, token: Any) -> str:
     return sql[token.start : token.end + 1]
 
 
+_INT8_LIMIT = 1 << 63
+
+
+def _signature(text: str, kind: str) -> str:
+    """What the guard reads of a numeric constant it does not read the value of: its type and printed size."""
+    if kind == "ICONST":
+        return f"I{len(text)}"
+    if text.isdigit() and len(text) <= 19 and int(text) < _INT8_LIMIT:
+        return f"L{len(text)}"
+    return f"N{numeric_printed(text)}"
+
+
 def _key(sql: str, tokens: Sequence[Any]) -> Key:
-    """``sql`` with each numeric constant replaced by its kind and length between NULs (no query holds a NUL)."""
+    """``sql`` with each numeric constant replaced by its signature between NULs (no query holds a NUL)."""
     parts: list[str] = []
     copied = 0
     for token in tokens:
         if token.name in _NUMERIC:
             parts.append(sql[copied : token.start])
-            parts.append(f"\0{token.name}{token.end - token.start}\0")
+            parts.append(f"\0{_signature(sql[token.start : token.end + 1], token.name)}\0")
             copied = token.end + 1
     parts.append(sql[copied:])
     return "".join(parts)
@@ -199,7 +215,8 @@ def _entry_for(
     rewritten = _statement(apply_only_edits(sql, tokens, edits), sql, tokens, edits)
     if _significant(rewritten) != _significant(answer.sql):
         return None
-    pinned = _pinned(sql, tokens)
+    read_values = {lead + len(encoded[:location].decode("utf-8", errors="ignore")) for location in checked.value_locations}
+    pinned = _pinned(sql, tokens, read_values)
     return _Entry(pinned=pinned, template=answer, edits=edits)
 
 
@@ -211,8 +228,9 @@ def _significant(sql: str) -> list[str]:
     return [_text(sql, token) for token in tokens]
 
 
-def _pinned(sql: str, tokens: Sequence[Any]) -> tuple[tuple[int, str], ...]:
-    """The numeric tokens that are not a constant node of their own, or that sit in a type name."""
+def _pinned(sql: str, tokens: Sequence[Any], read_values: set[int]) -> tuple[tuple[int, str], ...]:
+    """The numeric tokens that are not a constant node of their own, sit in a type name, or whose value the
+    decision read (``read_values``: character offsets in ``sql``; a negative constant starts at its sign)."""
     tree = orjson.loads(parser.parse_sql_json(sql))
     constants: set[int] = set()
     in_type_names: set[int] = set()
@@ -220,6 +238,11 @@ def _pinned(sql: str, tokens: Sequence[Any]) -> tuple[tuple[int, str], ...]:
     byte_offsets = _byte_offsets(sql)
     by_byte = {byte_offsets[token.start]: index for index, token in enumerate(tokens)}
     plain = {by_byte[location] for location in constants - in_type_names if location in by_byte}
+    for index, token in enumerate(tokens):
+        if token.start in read_values:
+            plain.discard(index)
+            if token.name == "ASCII_45":  # a negative constant: its number is the next token
+                plain.discard(index + 1)
     return tuple(
         (index, _text(sql, token))
         for index, token in enumerate(tokens)

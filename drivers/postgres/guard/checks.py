@@ -239,10 +239,17 @@ class LevelChecks:
                 reason=RefusalReason.FUNCTION)
 
 
-def check_query_tree(root: Query, policy: GuardPolicy) -> frozenset[str]:
-    """Raise ``QueryRejected`` unless every level of ``root`` keeps to ``policy``; answer the functions called."""
+def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], frozenset[int]]:
+    """Raise ``QueryRejected`` unless every level of ``root`` keeps to ``policy``.
+
+    Answers the functions the query runs, and the byte locations of the numeric constants whose values the
+    decision read (``Const.value_read``): the guard cache keys those by value.
+    """
     model = SizeModel(policy.catalog, root)
     functions: set[str] = set()
-    for query in subqueries(root):
+    queries = list(subqueries(root))
+    for query in queries:
         LevelChecks(policy, model, query, functions).run()
-    return frozenset(functions)
+    read = {expr.location for query in queries for top in query.expressions() for expr in walk(top)
+            if isinstance(expr, Const) and expr.value_read and expr.literal in ("integer", "numeric")}
+    return frozenset(functions), frozenset(read)

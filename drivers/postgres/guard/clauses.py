@@ -209,6 +209,7 @@ class Clauses(AnalyzerBase):
             if "ival" not in body:
                 raise AnalysisError(f"non-integer constant in {construct}")
             position = int(body["ival"].get("ival", 0))
+            self.value_locations.add(body.get("location", -1))
             visible = [t for t in targets if not t.junk]
             if not 1 <= position <= len(visible):
                 raise AnalysisError(f"{construct} position {position} is not in select list")

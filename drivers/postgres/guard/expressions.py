@@ -67,7 +67,7 @@ def constant(body: Raw) -> Const:
     if "fval" in body:
         text = str(body["fval"].get("fval", "0"))
         stripped = text.lstrip("+-")
-        if stripped.isdigit() and int(text) in _INT8_RANGE:
+        if stripped.isdigit() and len(stripped) <= 19 and int(text) in _INT8_RANGE:
             return Const(INT8, text, "integer", location)
         return Const(NUMERIC, text, "numeric", location)
     if "boolval" in body:

@@ -39,7 +39,7 @@ class Const(Expr):
     """A literal. ``text`` is its text (None for NULL); a string literal read by a type's input function at
     parse analysis keeps ``text`` and gets that type (``parsed_as``)."""
 
-    __slots__ = ("text", "literal", "parsed_as")
+    __slots__ = ("text", "literal", "parsed_as", "value_read")
 
     def __init__(self, type_oid: int, text: str | None, literal: str, location: int = -1,
                  typmod: int = -1, parsed_as: int = 0) -> None:
@@ -49,6 +49,9 @@ class Const(Expr):
         """``integer``, ``numeric``, ``string``, ``bits``, ``boolean`` or ``null``: what the grammar saw."""
         self.parsed_as = parsed_as
         """The type whose input function read ``text`` at parse analysis (0 when none did)."""
+        self.value_read = False
+        """True once a size rule has read this constant's value (a count, a length, a dimension): the guard's
+        decision then depends on it, and its cache must not reuse the decision for another value."""
 
 
 class Var(Expr):

@@ -90,11 +90,11 @@ class LongTextGuard:
         """Queries answered from the decisions kept here, without the child (for tests)."""
 
     async def check(self, sql: str, partitioned: frozenset[tuple[str, str]],
-                    granted: frozenset[tuple[str, str]]) -> ParsedQuery:
+                    granted: frozenset[tuple[str, str]] | None = None) -> ParsedQuery:
         """``read_as_only(check_query(sql, granted, policy), partitioned)``, as the guard thread answers it.
 
         The grant check of an accepted query is the caller's (``require_granted``); a refused one is checked
-        against ``granted`` first, so a refusal never describes an ungranted table."""
+        against ``granted`` first (unless None), so a refusal never describes an ungranted table."""
         key = (sql, partitioned)
         answer = self._answers.get(key)
         if answer is not None:

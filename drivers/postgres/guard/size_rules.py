@@ -319,6 +319,7 @@ def literal_numbers(expr: Expr) -> list[int] | None:
     while not isinstance(expr, Const) and hasattr(expr, "arg"):
         expr = expr.arg  # type: ignore[attr-defined]
     if isinstance(expr, Const) and expr.text is not None:
+        expr.value_read = True
         text = expr.text.strip()
         if text.lstrip("-").isdigit():
             return [int(text)]

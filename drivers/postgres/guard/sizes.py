@@ -355,13 +355,17 @@ class SizeModel:
 
 
 def _constant_text(expr: Expr) -> str | None:
-    """The text of a constant argument (through casts), or None."""
+    """The text of a constant argument (through casts), or None; a rule reads it, so the decision depends on it."""
     while isinstance(expr, Cast):
         expr = expr.arg
-    return expr.text if isinstance(expr, Const) else None
+    if not isinstance(expr, Const):
+        return None
+    expr.value_read = True
+    return expr.text
 
 
 def _constant_number(const: Const) -> Bound:
+    const.value_read = True
     text = const.text
     if text is None:
         return Bound()

@@ -55,6 +55,9 @@ class ParsedQuery:
     fingerprint: str = ""
     """pglast's fingerprint of the statement as sent: equal for queries that differ only in constants, spacing,
     comments (``inheritance.py`` keeps it through the ONLY rewrite, so the audit names the query the client sent)."""
+    value_locations: frozenset[int] = frozenset()
+    """UTF-8 byte offsets in ``sql`` of the numeric constants whose values the guard's decision read (a
+    ``repeat`` count, an ``array_fill`` dimension): ``cache.py`` reuses the decision only for the same values."""
 
 
 @attrs.frozen
@@ -117,13 +120,15 @@ def _walk(sql: str) -> tuple[SelectTreeWalker, dict, str, int]:
     return walker, body, text, start
 
 
-def _parsed(walker: SelectTreeWalker, text: str, start: int, functions: frozenset[str]) -> ParsedQuery:
+def _parsed(walker: SelectTreeWalker, text: str, start: int, functions: frozenset[str],
+            value_locations: frozenset[int] = frozenset()) -> ParsedQuery:
     return ParsedQuery(
         sql=text,
         relations=frozenset(walker.relations),
         functions=functions,
         range_vars=tuple(attrs.evolve(site, location=site.location - start) for site in walker.range_vars),
         fingerprint=parser.fingerprint(text),
+        value_locations=frozenset(location - start for location in value_locations if location >= start),
     )
 
 
@@ -173,14 +178,16 @@ def _checked(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
                 f"function {display_name(name)} is not allowed: {policy.functions.refusal_reason(name)}",
                 reason=RefusalReason.FUNCTION,
             )
+        analyzer = Analyzer(policy.catalog, policy.coercions)
         try:
-            query = Analyzer(policy.catalog, policy.coercions).analyze_statement(body)
+            query = analyzer.analyze_statement(body)
         except RecursionError:
             raise Unsupported("the query is nested too deeply to be checked") from None
-        functions = check_query_tree(query, policy)
+        functions, value_locations = check_query_tree(query, policy)
+        value_locations |= analyzer.value_locations
     except QueryRejected as refusal:
         return Refusal(refusal.message, refusal.reason, relations)
-    return _parsed(walker, text, start, functions)
+    return _parsed(walker, text, start, functions, value_locations)
 
 
 def checked_outcome(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
