@@ -27,7 +27,7 @@ import re
 from drivers.postgres.guard.bounds import Bound, total
 from drivers.postgres.guard.costs import COMPARISON_NS_PER_BYTE, call_cost, call_memory
 from drivers.postgres.guard.ir import (
-    ArrayOp, Call, Cast, Const, Expr, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
+    ArrayOp, Call, Cast, Const, Expr, FieldSelect, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
 )
 from drivers.postgres.guard.names import display_name
 from drivers.postgres.guard.policy import GuardPolicy
@@ -39,6 +39,11 @@ from gateway.errors import QueryRejected, RefusalReason
 
 _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _XML_PARSING = "it parses XML with libxml2, which PostgreSQL cannot interrupt"
+JSON_RECORD_MAKERS = frozenset({
+    "json_to_record", "json_to_recordset", "jsonb_to_record", "jsonb_to_recordset",
+    "json_populate_record", "json_populate_recordset", "jsonb_populate_record", "jsonb_populate_recordset",
+})
+"""Functions that make rows from JSON, reading each column's value with that column type's input function."""
 
 
 def _kib(size: int) -> str:
@@ -70,6 +75,10 @@ class LevelChecks:
         for item in query.sort:
             if item.function is not None:
                 self._function(item.function, item.expr)
+        for entry in query.entries:
+            for column in entry.columns:
+                if isinstance(column.expr, FieldSelect) and isinstance(column.expr.arg, Call):
+                    self._check_record_field(column.expr, column.expr.arg)
         self._check_budget()
 
     def _check(self, expr: Expr) -> None:
@@ -176,6 +185,23 @@ class LevelChecks:
             target = self.catalog.type(self.catalog.base_type(cast.type))
             parser = self._named_function(target.input_function) if target is not None else None
             self._charge(parser, cast, [source], self._size(cast), argument_types=[cast.arg.type])
+
+    def _check_record_field(self, field: FieldSelect, maker: Call) -> None:
+        """A JSON-to-record function reads each column from its text with the column type's input function,
+        as a cast would: ``jsonb_to_record(j) AS x(q tsquery)`` runs ``tsqueryin`` over text from ``j``."""
+        if maker.function is None or maker.function.name not in JSON_RECORD_MAKERS or not maker.args:
+            return
+        self._check_type(field)  # the column is read even when nothing refers to it
+        target = self.catalog.type(self.catalog.base_type(field.type))
+        if target is None:
+            return
+        if target.oid == XML:
+            raise QueryRejected(f"column {field.field!r} of {maker.function.name} is read as xml, which is not "
+                                f"allowed: {_XML_PARSING}", reason=RefusalReason.TYPE)
+        parser = self._named_function(target.input_function)
+        if parser is not None:
+            self._charge(parser, maker, [self._size(maker.args[-1])], self._size(field),
+                         argument_types=[maker.args[-1].type])
 
     def _named_function(self, name: str) -> FunctionInfo | None:
         found = self.catalog.functions_by_name.get(name, ())
