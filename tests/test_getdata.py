@@ -18,6 +18,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
+from drivers.postgres import PostgresDriver
 from gateway.app import create_app, server_options
 
 from support import (
@@ -753,16 +754,28 @@ class TestFunctionAllowlist:
                         and e["function"] == "regtypesend"]
         assert len(from_catalog) == 1 and "regtype" in from_catalog[0]["reason"]
 
-    async def test_literal_bound_is_a_driver_option(self, make_gateway: GatewayFactory, shop_database: str) -> None:
-        """max_bounded_literal_bytes bounds the literal of a cost-bounded argument: 3 bytes refuse '%Ann'."""
-        client = await open_shop(
-            await make_gateway(drivers={"postgres": {"max_bounded_literal_bytes": 3}}), shop_database
-        )
-        response = await get_data(client, "select id from sales.customers where name like '%Ann'")
-        assert response.status == 400
-        assert "a literal of at most 3 bytes" in (await error_of(response))["message"]
-        result = await query_result(client, "select id from sales.customers where name like '%nn'")
-        assert result["data"] == [{"id": 1}]
+    BUILT = "select length(repeat('a', 100000)) as n"
+    SEARCHED = "select strpos(repeat('a', 20000), repeat('a', 2000) || 'b') as p"
+
+    async def test_the_default_guard_limits_let_these_through(self, shop: TestClient) -> None:
+        """A 100 000-byte value built from constants and a search of 20 000 by 2 000 bytes answer by default."""
+        assert (await query_result(shop, self.BUILT))["data"] == [{"n": 100000}]
+        assert (await query_result(shop, self.SEARCHED))["data"] == [{"p": 0}]
+
+    async def test_guard_limits_are_driver_options(self, make_gateway: GatewayFactory, shop_database: str) -> None:
+        """max_built_value_bytes and max_expression_milliseconds are [drivers.postgres] options: smaller limits
+        refuse what the defaults let through, naming the setting."""
+        limits = {"max_built_value_bytes": 65536, "max_expression_milliseconds": 10}
+        client = await open_shop(await make_gateway(drivers={"postgres": limits}), shop_database)
+        for sql, setting in ((self.BUILT, "max_built_value_bytes"), (self.SEARCHED, "max_expression_milliseconds")):
+            response = await get_data(client, sql)
+            assert response.status == 400
+            assert setting in (await error_of(response))["message"]
+
+    def test_the_old_literal_bound_is_refused_with_its_replacement(self) -> None:
+        """max_bounded_literal_bytes, replaced by the work budget, is an error that names what replaced it."""
+        with pytest.raises(ValueError, match="no longer a setting: the guard now budgets work instead"):
+            PostgresDriver({"max_bounded_literal_bytes": 3})
 
 
 def log_events(client: Any) -> list[dict[str, Any]]:

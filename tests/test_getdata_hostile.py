@@ -317,7 +317,7 @@ HOSTILE_QUERIES = [
     _refused("tableoid_to_regclass", "select tableoid::regclass from public.orders", 'type "regclass" is not allowed'),
     _refused("cast_to_regtype", "select 'hr.salaries'::pg_catalog.regtype", 'type "regtype" is not allowed'),
     _refused("regclass_functional_notation", "select ('public.secrets'::text).regclass",
-             'type "regclass" is not allowed'),
+             "its type regclass looks catalog objects up"),
     _function("regclass_function", "select regclass('public.secrets')", "regclass"),
     _function("to_regclass", "select to_regclass('public.secrets')", "to_regclass"),
     _refused("row_type_cast_ungranted", "select null::public.secrets",
@@ -333,10 +333,11 @@ HOSTILE_QUERIES = [
     _refused("parameter_placeholder", "select * from public.orders where id = $1", "$1 parameters are not supported"),
 ]
 
-# The guard lets these through by design; the database then refuses them (nothing runs).
+# PostgreSQL's own analysis refuses these: the database's error, whether the guard's type model answers it
+# (in PostgreSQL's words) or the database does (nothing runs either way).
 DATABASE_REFUSED = [
     # ".current_user" is not a one-argument function call (current_user takes none), so PostgreSQL
-    # reads it as a column of a text value and refuses; the guard has no reason to stop it.
+    # reads it as a column of a text value and refuses.
     pytest.param("select ('x'::text).current_user", "column notation .current_user applied to type text",
                  id="zero_argument_function_as_column"),
 ]
@@ -434,7 +435,7 @@ async def test_hostile_query_is_rejected(arena: Arena, sql: str, fragment: str) 
 
 @pytest.mark.parametrize(("sql", "fragment"), DATABASE_REFUSED)
 async def test_query_the_database_refuses_is_query_failed(arena: Arena, sql: str, fragment: str) -> None:
-    """What the guard lets through by design and the database refuses is 400 query_failed, with no effect."""
+    """What PostgreSQL's analysis refuses is 400 query_failed with its message, with no effect."""
     response = await arena.send(sql)
     body = await error_of(response)
     assert (response.status, body["error"]) == (400, "query_failed"), body

@@ -35,6 +35,9 @@ TOKEN = "memory-reader-token-5b1c"
 MIB = 1024 * 1024
 ROW_OVERHEAD = 28
 """pg_column_size of a one-text-column row minus the text's length: tuple header (24) and varlena header (4)."""
+LARGE_BUILT_VALUES = {"postgres": {"max_built_value_bytes": 1 << 30}}
+"""The guard refuses values over 8 MiB built from constants (``repeat('x', 100000000)``); these tests are about
+the result path behind it, so they raise that limit to its largest."""
 
 
 @pytest.fixture
@@ -57,7 +60,7 @@ async def _get(gateway: TestClient, query: str) -> Any:
 
 async def test_the_issues_query_answers_result_too_large(make_gateway: GatewayFactory, table_database: str) -> None:
     """Five 100 MB values: 422 result_too_large before the status line, naming the size and the setting."""
-    gateway = await _serving(make_gateway, table_database)
+    gateway = await _serving(make_gateway, table_database, drivers=LARGE_BUILT_VALUES)
     response = await _get(gateway, "SELECT repeat('x', 100000000) FROM generate_series(1, 5)")
     assert response.status == 422
     body = await error_of(response)
@@ -122,7 +125,9 @@ def test_peak_memory_growth_stays_under_256_mib_and_falls_back(
     tmp_path: Path, table_database: str, query: str, expected_status: int
 ) -> None:
     """A real gateway process: peak RSS growth < 256 MiB for 5 × 60 MB (served) and 5 × 100 MB (refused)."""
-    gateway = GatewayProcess(tmp_path / "data")
+    config = tmp_path / "gateway.toml"
+    config.write_text(f"[drivers.postgres]\nmax_built_value_bytes = {LARGE_BUILT_VALUES['postgres']['max_built_value_bytes']}\n")
+    gateway = GatewayProcess(tmp_path / "data", DBGATEWAY_CONFIG=str(config))
     try:
         gateway.wait_until_listening()
         register_in_process(gateway.port, "mem", table_database, TOKEN)

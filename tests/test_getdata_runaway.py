@@ -69,14 +69,14 @@ RUNAWAY_QUERIES = [
     # Quadratic on polygons and paths: refused by name and through their operators.
     _case("poly_distance", _POLYGONS + "select poly_distance(a, b) from p", 'function "poly_distance" is not allowed'),
     _case("polygon_distance_operator", _POLYGONS + "select a::polygon <-> b::polygon from p",
-          'operator "<->" is not allowed here: it runs poly_distance(polygon, polygon)'),
+          'function "poly_distance" is not allowed (it runs for a <-> b)'),
     _case("distance_operator_of_untyped_operands", _POLYGONS + "select a <-> b from p",
-          "cast an operand to the type you mean"),
+          'function "poly_distance" is not allowed (it runs for a <-> b)'),
     _case("path_distance", _PATHS + "select path_distance(a, b) from p", 'function "path_distance" is not allowed'),
     _case("path_distance_operator", _PATHS + "select a::path <-> b::path from p",
-          'operator "<->" is not allowed here: it runs path_distance(path, path)'),
+          'function "path_distance" is not allowed (it runs for a <-> b)'),
     _case("polygon_overlap_operator", _POLYGONS + "select a::polygon && b::polygon from p",
-          "poly_overlap(polygon, polygon)"),
+          'function "poly_overlap" is not allowed (it runs for a && b)'),
     # XPath and XML parsing (libxml2).
     _case("xpath", f"select xpath('count(//b/following::b/preceding::b)', {_XML_DOCUMENT})",
           'function "xpath" is not allowed'),
@@ -90,20 +90,20 @@ RUNAWAY_QUERIES = [
           "from (select array_agg(g) a, array_agg(-g) b from generate_series(1, 60000) g) s", "arrayoverlap"),
     _case("array_overlap_untyped", "select a && b "
           "from (select array_agg(g) a, array_agg(-g) b from generate_series(1, 60000) g) s",
-          'operator "&&" is not allowed here'),
+          "cannot interrupt arrayoverlap"),
     _case("ltrim_long_set", "select ltrim(repeat('a', 60000), repeat('b', 60000) || 'a')",
-          'function "ltrim" is not allowed here'),
+          "cannot interrupt ltrim"),
     _case("jsonb_containment", "select a::jsonb @> b::jsonb "
           "from (select jsonb_agg(g) a, jsonb_agg(g order by -g) b from generate_series(1, 40000) g) s",
           "jsonb_contains"),
     _case("strpos_long_needle", "select strpos(repeat('a', 600000), 'b' || repeat('a', 60000))",
-          'function "strpos" is not allowed here'),
+          "cannot interrupt strpos"),
     _case("replace_long_needle", "select replace(repeat('a', 600000), 'b' || repeat('a', 60000), 'x')",
-          'function "replace" is not allowed here'),
+          "cannot interrupt replace"),
     _case("like_long_pattern", "select repeat('a', 200000) like '%' || repeat('a', 40000) || 'b'",
-          'operator "~~" (runs textlike) is not allowed here'),
+          "cannot interrupt textlike"),
     _case("translate_long_set", "select translate(repeat('a', 50000), repeat('b', 20000) || 'a', 'x')",
-          'function "translate" is not allowed here'),
+          "cannot interrupt translate"),
     _case("jsonb_exists_any", "select a::jsonb ?| b::text[] "
           "from (select jsonb_agg(g::text) a, array_agg((-g)::text) b from generate_series(1, 50000) g) s",
           "jsonb_exists_any"),
@@ -114,35 +114,38 @@ RUNAWAY_QUERIES = [
           "from (select jsonb_object_agg(g::text, g) a, array_agg((-g)::text) b from generate_series(1, 90000) g) s",
           "jsonb_delete"),
     _case("to_tsquery_long_text", "select to_tsquery('simple', repeat('a & ', 4000) || 'a')",
-          'function "to_tsquery" is not allowed here'),
+          "cannot interrupt to_tsquery"),
     _case("normalize_combining_marks",
           "select normalize('a' || repeat(U&'\\0301', 14000) || repeat(U&'\\0316', 14000), NFC)",
-          'function "normalize" is not allowed here'),
+          "cannot interrupt normalize"),
     # More of issue 8's audit (scripts/interrupt_audit.py), at sizes that overran its 1 s limit.
     _case("ilike_long_pattern", "select repeat('a', 64000) ilike '%' || repeat('a', 32000) || 'b'",
-          'operator "~~*" (runs texticlike) is not allowed here'),
+          "cannot interrupt texticlike"),
     _case("split_part_long_delimiter", "select split_part(repeat('a', 128000), 'b' || repeat('a', 64000), 2)",
-          'function "split_part" is not allowed here'),
+          "cannot interrupt split_part"),
     _case("bytea_position_long_needle", "select position(convert_to(repeat('a', 256000) || 'b', 'UTF8') "
-          "in convert_to(repeat('a', 512000), 'UTF8'))", 'function "position" is not allowed here'),
+          "in convert_to(repeat('a', 512000), 'UTF8'))", "cannot interrupt position"),
     _case("bit_position_long_needle",
           "select position((repeat('0', 128000) || '1')::varbit in repeat('0', 256000)::varbit)",
-          'function "position" is not allowed here'),
+          "cannot interrupt position"),
     _case("array_containment", "select (array_fill(1, array[64000]) || 2)::int[] @> array_fill(2, array[64000])::int[]",
           "arraycontains"),
-    _case("jsonb_contained", "select ('[' || repeat('2,', 32000) || '2]')::jsonb <@ "
-          "('[' || repeat('1,', 32000) || '2]')::jsonb", "jsonb_contained"),
+    _case("jsonb_contained", "select a <@ b "
+          "from (select jsonb_agg(2) a, jsonb_agg(g % 2) b from generate_series(1, 40000) g) s",
+          "cannot interrupt jsonb_contained"),
+    _case("jsonb_text_input_of_built_numbers", "select ('[' || repeat('2,', 32000) || '2]')::jsonb",
+          "max_built_value_bytes"),
     _case("tsquery_text_input", "select (repeat('a & ', 131072) || 'a')::tsquery",
-          "a cast to tsquery is not allowed here"),
+          "cannot interrupt tsqueryin"),
     _case("plainto_tsquery_long_text", "select plainto_tsquery('simple', repeat('a ', 131072))",
-          'function "plainto_tsquery" is not allowed here'),
+          "cannot interrupt plainto_tsquery"),
     _case("ts_rank_many_terms", "select ts_rank(to_tsvector('simple', (select string_agg('w' || i, ' ') "
           "from generate_series(1, 32768) i)), (select string_agg('w' || i, ' & ') "
-          "from generate_series(1, 32768) i)::tsquery)", 'function "ts_rank" is not allowed here'),
+          "from generate_series(1, 32768) i)::tsquery)", "cannot interrupt ts_rank"),
     _case("to_timestamp_long_format", "select to_timestamp(repeat('2020', 65536), repeat('YYYY', 65536))",
-          'function "to_timestamp" is not allowed here'),
+          "cannot interrupt to_timestamp"),
     _case("multirange_text_input", "select ('{' || string_agg(format('[%s,%s)', g * 2, g * 2 + 1), ',') || '}')"
-          "::int4multirange from generate_series(1, 200000) g", "a cast to int4multirange is not allowed here"),
+          "::int4multirange from generate_series(1, 200000) g", "max_built_value_bytes"),
 ]
 
 # Issue 8 part 3: catalog names by OID, existence probes.
@@ -162,9 +165,9 @@ CATALOG_PROBES = [
     _case("array_of_row_type", "select '{}'::pg_catalog._pg_sequences", 'type "pg_catalog._pg_sequences"'),
     _case("array_of_row_type_brackets", "select '{}'::pg_catalog.pg_type[]", 'type "pg_catalog.pg_type" is not allowed'),
     _case("qualified_text_search_configuration", "select to_tsvector('shop.english', body) from shop.items",
-          "text search configuration 'shop.english' of function \"to_tsvector\" is not allowed"),
+          "text search configuration 'shop.english' is not allowed"),
     _case("text_search_configuration_by_oid", "select to_tsvector(3748, body) from shop.items",
-          "text search configuration argument 1"),
+          "its type regconfig looks catalog objects up"),
 ]
 
 ORDINARY_QUERIES = [

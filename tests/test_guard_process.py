@@ -24,7 +24,7 @@ from drivers.postgres.guard.inheritance import read_as_only
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.guard.sql_guard import check_query
 from drivers.postgres.pool import PostgresPool
-from gateway.errors import QueryRejected
+from gateway.errors import QueryFailed, QueryRejected
 from gateway.keys import POOLS, REGISTRY
 from support import GatewayFactory, database_from, grant, register_database, user_headers
 from test_guard_cache import PARTITIONED, _outcome, _suite_queries
@@ -72,6 +72,8 @@ async def _child_outcome(guard: LongTextGuard, sql: str) -> tuple[object, ...]:
         parsed = await guard.check(sql, PARTITIONED)
     except QueryRejected as refusal:
         return ("refused", refusal.reason, refusal.message)
+    except QueryFailed as failure:
+        return ("failed", failure.message)
     return _outcome(lambda: parsed)
 
 

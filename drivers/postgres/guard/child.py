@@ -8,7 +8,7 @@ None after it: the child builds the policy once and keeps it. The answer is what
 the pool's guard thread answered for such a text, without the grant check:
 
 * ``("accepted", parsed)``: ``read_as_only(check_query(sql, None, policy), partitioned)``;
-* ``("refused", message, reason)``: the ``QueryRejected`` it raised;
+* ``("refused", refusal)``: the ``Refusal`` (``sql_guard.py``) it came to;
 * ``("failed", description)``: any other exception (a bug: the request fails as it did in the thread).
 
 The child ends when its input ends (the pool closed it, or the gateway is gone).
@@ -68,11 +68,11 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
                 raise RuntimeError("no policy was sent before the first query")
             outcome = checked_outcome(sql, policy)
             if isinstance(outcome, Refusal):
-                answer = ("refused", outcome.message, str(outcome.reason), outcome.relations)
+                answer = ("refused", outcome)
             else:
                 answer = ("accepted", read_as_only(outcome, partitioned))
         except QueryRejected as refusal:  # the ONLY rewrite's own check
-            answer = ("refused", refusal.message, str(refusal.reason), None)
+            answer = ("refused", Refusal(refusal.message, str(refusal.reason), None))
         except Exception as error:  # noqa: BLE001 - reported to the parent, which fails the request
             answer = ("failed", f"{type(error).__name__}: {error}")
         answers.write(framed(answer))

@@ -8,8 +8,9 @@ from gateway.errors import QueryRejected, RefusalReason
 class AnalysisError(QueryRejected):
     """PostgreSQL's parse analysis would raise this error (an unknown column, no such function...).
 
-    The message follows PostgreSQL's own wording, so a client sees what the
-    database would have said; the query never reaches the database.
+    The message follows PostgreSQL's own wording, and the client hears it as
+    the database's error (400 ``query_failed``, ``sql_guard.raise_refusal``);
+    the query never reaches the database.
     """
 
     def __init__(self, message: str, *, hint: str = "") -> None:

@@ -42,7 +42,7 @@ from drivers.postgres.guard.cache import MAX_CACHED_QUERY_CHARS
 from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.child import LENGTH_BYTES, framed
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
-from drivers.postgres.guard.sql_guard import ParsedQuery, Refusal, raise_refusal
+from drivers.postgres.guard.sql_guard import ParsedQuery, raise_refusal
 from gateway.background import retrieve_outcome
 from gateway.errors import QueryRejected, RefusalReason
 
@@ -113,7 +113,7 @@ class LongTextGuard:
             parsed: ParsedQuery = answer[1]
             return parsed
         if answer[0] == "refused":
-            raise_refusal(Refusal(answer[1], answer[2], answer[3]), granted)
+            raise_refusal(answer[1], granted)
         raise RuntimeError(f"the SQL guard's child process failed: {answer[1]}")
 
     async def _exchange(self, sql: str, partitioned: frozenset[tuple[str, str]]) -> tuple[Any, ...]:

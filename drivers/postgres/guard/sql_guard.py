@@ -28,13 +28,13 @@ from pglast import parser
 
 from drivers.postgres.guard.analysis import Analyzer
 from drivers.postgres.guard.checks import check_query_tree
-from drivers.postgres.guard.errors import Unsupported
+from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.names import display_name, friendly_node_name
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.structure import RangeVarSite, SelectTreeWalker
 from drivers.postgres.guard.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, REFUSED_TO_NAME
 from drivers.postgres.guard.names import builtin_name_of
-from gateway.errors import QueryRejected, RefusalReason
+from gateway.errors import QueryFailed, QueryRejected, RefusalReason
 
 __all__ = ["ParsedQuery", "Refusal", "check_query", "checked_outcome", "display_name", "parse_query",
            "raise_refusal", "require_granted"]
@@ -67,6 +67,9 @@ class Refusal:
     message: str
     reason: str
     relations: frozenset[tuple[str, str]] | None
+    database_error: bool = False
+    """PostgreSQL's parse analysis would refuse the query with this message (an unknown column, a function of
+    no such arguments): the client hears it as the database's error, ``query_failed``."""
 
 
 def _parse_error_message(error: parser.ParseError) -> str:
@@ -185,6 +188,8 @@ def _checked(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
             raise Unsupported("the query is nested too deeply to be checked") from None
         functions, value_locations = check_query_tree(query, policy)
         value_locations |= analyzer.value_locations
+    except AnalysisError as error:
+        return Refusal(error.message, error.reason, relations, database_error=True)
     except QueryRejected as refusal:
         return Refusal(refusal.message, refusal.reason, relations)
     return _parsed(walker, text, start, functions, value_locations)
@@ -199,6 +204,8 @@ def raise_refusal(refusal: Refusal, granted: frozenset[tuple[str, str]] | None) 
     """Raise ``refusal``, after the grant check of the relations it reads (unless ``granted`` is None)."""
     if granted is not None and refusal.relations is not None:
         _require_relations(refusal.relations, granted)
+    if refusal.database_error:
+        raise QueryFailed(f"the database would refuse the query: {refusal.message}")
     raise QueryRejected(refusal.message, reason=refusal.reason)
 
 

@@ -30,8 +30,10 @@ PRINTED_MAX: Final = {
 
 _FIXED_LENGTH_DEFAULT: Final = 256
 _VARHDRSZ: Final = 4
-_NUMBER_EXPANSION: Final = NUMERIC_MAX_PRINTED
-"""A number of one digit written in the query (``9e9999``-like text) may print this long."""
+_NUMBER_EXPANSION: Final = 16384
+"""The most characters one character of number text prints, its separator counted: ``1e131071`` (8
+characters and a comma) prints 131 072 digits; shorter exponents print fewer (``9e99999``, 100 000 for 8), and
+a numeric never prints more than ``NUMERIC_MAX_PRINTED``."""
 _GROWING_FROM_TEXT: Final = {"numeric", "jsonb", "numrange", "nummultirange"}
 _STRING_LIKE: Final = {"text", "varchar", "bpchar", "name", "json", "xml", "char", "unknown"}
 
@@ -82,9 +84,9 @@ def parsed_bound(catalog: Catalog, target: int, typmod: int, text: Bound) -> Bou
     element_info = catalog.type(element) if element else None
     element_name = element_info.name if element_info is not None and element_info.schema == "pg_catalog" else ""
     if name in _GROWING_FROM_TEXT or element_name in _GROWING_FROM_TEXT:
-        # Every two characters of the query's own text may be a number that prints 147 458 characters
+        # The query's own text may be numbers that each print up to 16 384 characters per character written
         # (jsonb adds a space after each "," and ":"); the administrator's numbers print as stored.
-        grown = Bound(text.fixed * 2 + (text.fixed + 1) // 2 * _NUMBER_EXPANSION, text.data * 8, text.unknown,
+        grown = Bound(text.fixed * 2 + (text.fixed + 1) * _NUMBER_EXPANSION, text.data * 8, text.unknown,
                       text.stored * 8)
         return grown.at_most(limit.fixed) if limit is not None else grown.at_most(MAX_VALUE)
     if limit is not None:
