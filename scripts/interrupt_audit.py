@@ -19,7 +19,7 @@ for at the end.
 Run it from the repository root (about 10 minutes for every family on 2 busy cores; --quick
 takes one probe of each)::
 
-    .venv/bin/python scripts/interrupt_audit.py [--dsn DSN] [--limit 1] [--families text,arrays]
+    .venv/bin/python -m scripts.interrupt_audit [--dsn DSN] [--limit 1] [--families text,arrays]
         [--probes NAME,...] [--quick] [--max-seconds 20] [--json scripts/interrupt_audit_findings.json]
 
 The findings of the last full run are in docs/security.md ("Built-ins that
@@ -42,10 +42,10 @@ from typing import Any
 import orjson
 import psycopg2
 
-from interrupt_measure import GRACE_SECONDS, CostShape, Finding, Limits, ProbeRunner, Verdict
-from interrupt_catalogue import PROBES
-from interrupt_probes import Family, Probe
-from interrupt_runner import Outcome, Run, ScratchDatabase, catalog_entry
+from scripts.interrupt_measure import GRACE_SECONDS, CostShape, Finding, Limits, ProbeRunner, Verdict
+from scripts.interrupt_catalogue import PROBES
+from scripts.interrupt_probes import Family, Probe
+from scripts.interrupt_runner import Outcome, Run, ScratchDatabase, catalog_entry
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "grace_seconds": GRACE_SECONDS,
             "max_seconds": limits.max_seconds,
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()},
-            "command": " ".join(["scripts/interrupt_audit.py", *(sys.argv[1:] if argv is None else argv)]),
+            "command": " ".join(["python -m scripts.interrupt_audit", *(sys.argv[1:] if argv is None else argv)]),
             "abandoned_backends_still_running": still_running,
         }
         document = {"audit": audit, "probes": [finding_json(finding) for finding in findings]}

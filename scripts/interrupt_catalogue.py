@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from interrupt_probes import (
+from scripts.interrupt_probes import (
     LINEAR_MAX, Family, Probe, and_chain, as_bytea, distinct_words, jsonb_array, multirange_of, point_list,
     random_digits, run_of, xml_document,
 )

@@ -2,45 +2,32 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import attrs
-import pytest
 
+from scripts import interrupt_audit as audit
+from scripts import interrupt_catalogue as catalogue
+from scripts import interrupt_measure as measure
+from scripts import interrupt_probes as probes
+from scripts import interrupt_runner as runner_module
 from support import dsn_under_test, run_sql
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
-FINDINGS = SCRIPTS / "interrupt_audit_findings.json"
+FINDINGS = ROOT / "scripts" / "interrupt_audit_findings.json"
 ISSUE_FAMILIES = {"text", "bytea", "bitstring", "arrays", "json", "fulltext", "xml", "geometry", "ranges", "numeric"}
 
 
-@pytest.fixture(scope="module")
-def audit() -> Iterator[ModuleType]:
-    """The script as a module (its siblings importable while the tests run)."""
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        yield importlib.import_module("interrupt_audit")
-    finally:
-        sys.path.remove(str(SCRIPTS))
-
-
-def test_every_issue_family_has_probes_and_every_probe_a_family(audit: ModuleType) -> None:
+def test_every_issue_family_has_probes_and_every_probe_a_family() -> None:
     """Each family issue 8 names has at least one probe; each probe is in a known family."""
-    probes, catalogue = sys.modules["interrupt_probes"], sys.modules["interrupt_catalogue"]
     assert {family.value for family in probes.REQUIRED_FAMILIES} == ISSUE_FAMILIES
     assert ISSUE_FAMILIES <= {probe.family.value for probe in catalogue.PROBES}
     assert all(isinstance(probe.family, probes.Family) for probe in catalogue.PROBES)
 
 
-def test_probes_are_well_formed(audit: ModuleType) -> None:
+def test_probes_are_well_formed() -> None:
     """Names are unique, every template grows some argument, sizes are sane, and --quick takes one per family."""
-    probes, catalogue = sys.modules["interrupt_probes"], sys.modules["interrupt_catalogue"]
     names = [probe.name for probe in catalogue.PROBES]
     assert len(names) == len(set(names))
     for probe in catalogue.PROBES:
@@ -52,21 +39,20 @@ def test_probes_are_well_formed(audit: ModuleType) -> None:
     assert sorted(probe.family.value for probe in quick) == sorted(family.value for family in probes.Family)
 
 
-def test_probed_functions_exist_in_the_server_catalog(audit: ModuleType) -> None:
+def test_probed_functions_exist_in_the_server_catalog() -> None:
     """Every signature a probe names resolves in the server's pg_catalog."""
-    probes = sys.modules["interrupt_catalogue"].PROBES
-    signatures = sorted({signature for probe in probes for signature in probe.functions})
+    signatures = sorted({signature for probe in catalogue.PROBES for signature in probe.functions})
     missing = run_sql(None, "SELECT s FROM unnest(%s::text[]) s WHERE to_regprocedure(s) IS NULL", (signatures,))
     assert missing == []
 
 
-def test_findings_file_matches_the_catalogue(audit: ModuleType) -> None:
+def test_findings_file_matches_the_catalogue() -> None:
     """The committed findings cover every probe once, and each overrun names what to guard and what drives it."""
     document = json.loads(FINDINGS.read_text())
     assert document["audit"]["limit_seconds"] == 1.0 and not document["audit"]["interrupted"]
     by_name = {finding["name"]: finding for finding in document["probes"]}
     assert len(by_name) == len(document["probes"])
-    assert set(by_name) == {probe.name for probe in sys.modules["interrupt_catalogue"].PROBES}
+    assert set(by_name) == {probe.name for probe in catalogue.PROBES}
     for finding in by_name.values():
         assert finding["verdict"] in {"stops", "overruns"}, finding["name"]
         if finding["verdict"] == "overruns":
@@ -75,9 +61,8 @@ def test_findings_file_matches_the_catalogue(audit: ModuleType) -> None:
             assert finding["seconds"] > document["audit"]["limit_seconds"] + document["audit"]["grace_seconds"]
 
 
-def test_runner_reports_a_cheap_probe_as_stopping(audit: ModuleType) -> None:
+def test_runner_reports_a_cheap_probe_as_stopping() -> None:
     """One probe at its smallest size, in a scratch database of its own, completes and is reported as stopping."""
-    measure, runner_module = sys.modules["interrupt_measure"], sys.modules["interrupt_runner"]
     [probe] = audit.select_probes(None, ["md5_long"], quick=False)
     probe = attrs.evolve(probe, max_size=probe.start)
     database = runner_module.ScratchDatabase(dsn_under_test())
