@@ -80,6 +80,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "family": probe.family.value,
         "name": probe.name,
         "verdict": finding.verdict.value,
+        "harmless": probe.harmless or None,
         "confirmed": finding.confirmed,
         "growth_exponent": finding.growth_exponent,
         "functions": sorted({entry.name for entry in finding.catalog}),
@@ -180,16 +181,16 @@ def statement_line(finding: StatementFinding) -> str:
     deciding, gateway = finding.deciding, finding.gateway
     through = "" if gateway is None else (
         f"{gateway.http_status} {gateway.error_code or 'ok':<15} {busy_text(gateway.busy_seconds, gateway.still_running):>6} "
-        f"{gateway.peak_mb if gateway.peak_mb is not None else '-':>7}")
+        f"{gateway.grown_mb if gateway.grown_mb is not None else '-':>7}")
     overran = "+".join(finding.overran) or "-"
     return (f"{finding.probe.dimension.value:<13} {finding.probe.name:<36} {deciding.size:>10} "
-            f"{busy_text(deciding.busy_seconds, deciding.still_running):>6} {deciding.peak_mb or 0:>7.1f} "
+            f"{busy_text(deciding.busy_seconds, deciding.still_running):>6} {deciding.grown_mb or 0:>7.1f} "
             f"{finding.verdict.value:<8} {overran:<11} {through}")
 
 
 def print_statement_table(findings: Sequence[StatementFinding]) -> None:
-    print(f"{'dimension':<13} {'probe':<36} {'size':>10} {'busy':>6} {'peak MB':>7} {'verdict':<8} {'overran':<11} "
-          f"gateway: status, error, busy, peak MB")
+    print(f"{'dimension':<13} {'probe':<36} {'size':>10} {'busy':>6} {'grew MB':>7} {'verdict':<8} {'overran':<11} "
+          f"gateway: status, error, busy, grew MB")
     for finding in findings:
         print(statement_line(finding))
 
@@ -298,7 +299,7 @@ def run_statement_audit(arguments: argparse.Namespace, limits: Limits, argv: Seq
     print_statement_table(findings)
     overruns = sum(bool(finding.overran) for finding in findings)
     print(f"\n{len(findings)} statement probes, {overruns} overran (time past {limits.statement_seconds:g} s + "
-          f"{GRACE_SECONDS} s, or memory past {MEMORY_LIMIT_MB:g} MB); {total:.0f} s in all.")
+          f"{GRACE_SECONDS} s, or memory grown by more than {MEMORY_LIMIT_MB:g} MB); {total:.0f} s in all.")
     if arguments.json:
         audit = {
             "kind": "statements",

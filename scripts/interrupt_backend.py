@@ -18,6 +18,14 @@ be missed). Where the reset is refused the peak is the largest ``VmRSS``
 sampled, and ``MemoryMethod`` says so. Both count the shared buffers the backend
 touched (``RssShmem``, a few MiB here) beside its private memory; ``RssAnon`` is
 sampled too (private memory only).
+
+A gateway's pool reuses its backends, and a backend keeps much of what an
+earlier statement took resident (the C library does not give it all back), so
+a reused backend starts high. The resident size at the reset is therefore kept
+as the backend's *start*, and what counts is the growth: peak minus start (a
+backend first seen during the statement starts at 0, which overstates it by
+its own 15-20 MB at most). A direct run's backend is new, so its start is its
+size just after connecting.
 """
 
 from __future__ import annotations
@@ -78,21 +86,29 @@ class MemoryPeak:
     """Peak resident set size: VmHWM after the reset, else the largest VmRSS sampled."""
     anon_kib: int = 0
     """The largest RssAnon sampled (private memory)."""
+    grown_kib: int = 0
+    """The largest growth of one backend: its peak minus its resident size when the peak was reset."""
+    start_kib: dict[int, int] = attrs.field(factory=dict)
+    """Each backend's resident size at the reset."""
 
     def sample(self, pid: int) -> bool:
         """Read ``pid`` once; False when it is gone."""
         fields = _status_kib(pid)
         if fields is None:
             return False
-        peak = fields.get("VmHWM", 0) if self.method is MemoryMethod.HWM else fields.get("VmRSS", 0)
-        self.rss_kib = max(self.rss_kib, peak, fields.get("VmRSS", 0))
+        peak = max(fields.get("VmHWM", 0) if self.method is MemoryMethod.HWM else 0, fields.get("VmRSS", 0))
+        self.rss_kib = max(self.rss_kib, peak)
         self.anon_kib = max(self.anon_kib, fields.get("RssAnon", 0))
+        self.grown_kib = max(self.grown_kib, peak - self.start_kib.get(pid, 0))
         return True
 
     def reset(self, pids: Iterable[int]) -> None:
         for pid in pids:
             if not reset_peak(pid):
                 self.method = MemoryMethod.SAMPLED_RSS
+            fields = _status_kib(pid)
+            if fields is not None:
+                self.start_kib[pid] = fields.get("VmRSS", 0)
 
     @property
     def rss_mb(self) -> float:
@@ -101,6 +117,10 @@ class MemoryPeak:
     @property
     def anon_mb(self) -> float:
         return round(self.anon_kib / 1024, 1)
+
+    @property
+    def grown_mb(self) -> float:
+        return round(self.grown_kib / 1024, 1)
 
 
 class ActivityMonitor:
