@@ -19,13 +19,14 @@ sampled, and ``MemoryMethod`` says so. Both count the shared buffers the backend
 touched (``RssShmem``, a few MiB here) beside its private memory; ``RssAnon`` is
 sampled too (private memory only).
 
-A gateway's pool reuses its backends, and a backend keeps much of what an
-earlier statement took resident (the C library does not give it all back), so
-a reused backend starts high. The resident size at the reset is therefore kept
-as the backend's *start*, and what counts is the growth: peak minus start (a
-backend first seen during the statement starts at 0, which overstates it by
-its own 15-20 MB at most). A direct run's backend is new, so its start is its
-size just after connecting.
+What counts is the growth: peak minus the backend's resident size at the
+reset (its *start*; a backend first seen during the statement starts at 0,
+which overstates it by its own 15-20 MB at most). Only a new backend gives a
+true figure: one that ran earlier statements keeps much of what they took
+resident (the C library does not give it all back), and a statement then
+reuses that memory without growing. So every measured statement runs on a new
+backend: a direct run on a connection of its own, a gateway run on a freshly
+restarted gateway (``interrupt_gateway.Gateway.restart``).
 """
 
 from __future__ import annotations

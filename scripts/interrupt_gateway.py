@@ -6,7 +6,9 @@ the audit's statement limit (``DBGATEWAY_STATEMENT_TIMEOUT``); its log goes to
 a file in that directory. The audit registers its scratch database with
 AddDatabase, grants every table to one user token, and sends each probe as a
 user would: ``POST /GetData`` with a JSON body. What the gateway answers (the
-status and the error code) is recorded beside what the backend did.
+status and the error code) is recorded beside what the backend did. Before
+each probe the process is restarted on the same data (``Gateway.restart``), so
+that the probe runs on a new backend whose memory is its own.
 """
 
 from __future__ import annotations
@@ -65,24 +67,36 @@ class Gateway:
 
     def __init__(self, work_dir: Path, statement_seconds: float) -> None:
         self.work_dir = work_dir
-        self.port = free_port()
         self.admin_token = secrets.token_urlsafe(24)
         self.user_token = "audit-" + secrets.token_hex(12)
         self.log_path = work_dir / "gateway.log"
-        environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}
-        environment.update(
+        self.environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}
+        self.environment.update(
             DBGATEWAY_ADMIN_TOKEN=self.admin_token,
             DBGATEWAY_STATEMENT_TIMEOUT=str(statement_seconds),
             DBGATEWAY_LOG_FORMAT="json",
             DBGATEWAY_LOG_LEVEL="warning",
             DBGATEWAY_ROW_LIMIT="1000",
         )
-        command = [str(Path(sys.executable).parent / "dbgateway"), "serve", "--data-dir", str(work_dir / "data"),
+        self._log = self.log_path.open("a")
+        self._start()
+
+    def _start(self) -> None:
+        self.port = free_port()
+        command = [str(Path(sys.executable).parent / "dbgateway"), "serve", "--data-dir", str(self.work_dir / "data"),
                    "--port", str(self.port)]
-        self._log = self.log_path.open("w")
-        self.process = subprocess.Popen(command, env=environment, cwd=work_dir, stdout=self._log,
+        self.process = subprocess.Popen(command, env=self.environment, cwd=self.work_dir, stdout=self._log,
                                         stderr=subprocess.STDOUT, text=True)
         self._wait_until_listening()
+
+    def restart(self) -> None:
+        """Stop the process and start another on the same data (registry, grants): its pool opens new backends.
+
+        A backend keeps resident much of what earlier statements took, and a statement then reuses it without
+        growing: a new backend per probe is what makes its peak memory the probe's own.
+        """
+        self._stop_process()
+        self._start()
 
     def _wait_until_listening(self) -> None:
         deadline = time.monotonic() + START_SECONDS
@@ -150,6 +164,10 @@ class Gateway:
         return Answer(status, error, (message or "")[:300], seconds)
 
     def stop(self) -> None:
+        self._stop_process()
+        self._log.close()
+
+    def _stop_process(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -157,7 +175,6 @@ class Gateway:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._log.close()
 
 
 @contextlib.contextmanager

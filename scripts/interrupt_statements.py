@@ -325,6 +325,7 @@ class StatementRunner:
         """``sql`` through POST /GetData; the pool's backends in the scratch database watched meanwhile."""
         assert self.gateway is not None
         gateway = self.gateway
+        gateway.restart()  # a new pool, so a new backend: its memory is this statement's own
         peak = MemoryPeak()
         peak.reset(self.monitor.client_backends(self.database.name))
         answers: list[Answer] = []
