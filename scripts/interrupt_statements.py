@@ -12,7 +12,9 @@ printed form is far larger than their text. A ``StatementProbe`` is one whole
 Each probe runs on a new connection under ``statement_timeout = <limit>``
 at growing sizes until it *overruns*: its backend stays busy past limit + grace
 (``interrupt_measure.GRACE_SECONDS``) or its memory grows by more than
-``MEMORY_LIMIT_MB``. Growing also ends after two prompt cancels in a row
+``MEMORY_LIMIT_MB``. An overrun by time of less than
+``interrupt_measure.CLEAR_OVERRUN_SECONDS`` past the limit is run again, and
+must overrun again; if it does not, growing goes on. Growing also ends after two prompt cancels in a row
 (within ``PROMPT_CANCEL_SECONDS`` of the limit: it *stops*), at an error (a size limit of PostgreSQL, or a broken probe
 when the first size fails), at the probe's largest size, or when the next size
 could take the backend past ``SAFE_MEMORY_MB`` (peak × the probe's
@@ -197,7 +199,7 @@ class StatementFinding:
     probe: StatementProbe
     limits: Limits
     runs: tuple[StatementRun, ...]
-    """The direct runs, smallest size first (a confirming run last, if one was needed)."""
+    """The direct runs, smallest size first (a borderline overrun followed by its confirming run)."""
     verdict: StatementVerdict
     deciding: StatementRun
     capped: bool = False
@@ -376,13 +378,16 @@ class StatementRunner:
             run = self.direct(probe.statement(size), size)
             runs.append(run)
             if run.overran(self.limits):
-                verdict = StatementVerdict.OVERRUNS
-                if not run.overran_memory() and (run.busy_seconds or 0.0) < (
+                if run.overran_memory() or (run.busy_seconds or 0.0) >= (
                         self.limits.statement_seconds + CLEAR_OVERRUN_SECONDS):
-                    runs.append(self.direct(probe.statement(size), size))  # borderline: confirm
-                    if not runs[-1].overran(self.limits):
-                        verdict = StatementVerdict.STOPS
-                break
+                    verdict = StatementVerdict.OVERRUNS
+                    break
+                runs.append(self.direct(probe.statement(size), size))  # borderline: confirm
+                if runs[-1].overran(self.limits):
+                    verdict = StatementVerdict.OVERRUNS
+                    break
+                continue  # not confirmed: the next size tells
+
             if run.outcome is Outcome.ERROR:
                 verdict = StatementVerdict.ERROR if index == 0 else StatementVerdict.STOPS
                 break
@@ -395,7 +400,5 @@ class StatementRunner:
                 capped = True
                 break
         deciding = runs[-1]
-        if verdict is StatementVerdict.OVERRUNS:
-            deciding = next(run for run in runs if run.overran(self.limits))
         gateway = self.through_gateway(probe.statement(deciding.size), deciding.size) if self.gateway else None
         return StatementFinding(probe, self.limits, tuple(runs), verdict, deciding, capped, gateway)
