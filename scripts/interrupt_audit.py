@@ -24,6 +24,25 @@ takes one probe of each)::
 
 The findings of the last full run are in docs/security.md ("Built-ins that
 ignore the statement limit") and scripts/interrupt_audit_findings.json.
+
+Issue 19's statement audit (``interrupt_statements``: whole statements, several
+calls, inputs from table columns, aggregates, windows, set-returning functions,
+array casts, planner work, literals that print long, nested escaping) measures
+memory beside time and also runs every probe through a real gateway
+(``dbgateway serve`` started from this venv on a free port, its data in a
+temporary directory). Busy time is read from pg_stat_activity; peak memory is
+the backend's VmHWM from /proc/<pid>/status after resetting it through
+/proc/<pid>/clear_refs (``interrupt_backend``; the server must run on this
+machine, and the audit as root or as the server's user). About 8 minutes::
+
+    .venv/bin/python -m scripts.interrupt_audit --through-gateway --max-seconds 45
+        [--dimensions planner,memory] [--probes NAME,...] [--quick]
+        [--json scripts/interrupt_statement_findings.json]
+
+Its findings are in docs/security.md ("Whole statements, memory and the
+gateway") and scripts/interrupt_statement_findings.json;
+tests/test_audit_findings_guarded.py replays every overrun of both findings
+files through the SQL guard.
 """
 
 from __future__ import annotations
