@@ -38,7 +38,6 @@ from pathlib import Path
 
 import attrs
 import psycopg2
-import psycopg2.extensions
 
 POLL_SECONDS = 0.02
 """How often pg_stat_activity and /proc are read while a statement runs."""

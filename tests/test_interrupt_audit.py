@@ -104,7 +104,8 @@ def test_statement_probes_are_well_formed() -> None:
     examples = [probe for probe in statement_catalogue.STATEMENT_PROBES if probe.example]
     assert len(examples) >= ISSUE_19_EXAMPLES
     quick = audit.select_statement_probes(None, None, quick=True)
-    assert [probe.dimension for probe in quick] == list(dict.fromkeys(probe.dimension for probe in statement_catalogue.STATEMENT_PROBES))
+    dimensions_in_order = dict.fromkeys(probe.dimension for probe in statement_catalogue.STATEMENT_PROBES)
+    assert [probe.dimension for probe in quick] == list(dimensions_in_order)
 
 
 def test_statement_findings_file_matches_the_catalogue() -> None:
@@ -129,12 +130,13 @@ def test_statement_runner_measures_direct_and_through_a_gateway() -> None:
     database.create()
     monitor = None
     try:
-        database.admin_sql("CREATE TABLE public.audit_one (id integer PRIMARY KEY); INSERT INTO public.audit_one VALUES (1)",
-                           database=database.name)
+        database.admin_sql("CREATE TABLE public.audit_one (id integer PRIMARY KEY); "
+                           "INSERT INTO public.audit_one VALUES (1)", database=database.name)
         monitor = backend.ActivityMonitor(dsn_under_test(), "dbgateway-audit-test")
         cheap = statements.StatementProbe(
             statements.Dimension.MANY_CALLS, "cheap",
-            statements.template("SELECT md5(repeat('a', {n} + o.id - o.id)) FROM public.audit_one o"), (1000,), "characters")
+            statements.template("SELECT md5(repeat('a', {n} + o.id - o.id)) FROM public.audit_one o"), (1000,),
+            "characters")
         refused = statements.StatementProbe(
             statements.Dimension.MANY_CALLS, "refused",
             statements.template("SELECT ltrim(repeat('a', {n}), repeat('b', {n}))"), (1000,), "characters")
