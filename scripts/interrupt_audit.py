@@ -19,16 +19,36 @@ for at the end.
 Run it from the repository root (about 10 minutes for every family on 2 busy cores; --quick
 takes one probe of each)::
 
-    .venv/bin/python scripts/interrupt_audit.py [--dsn DSN] [--limit 1] [--families text,arrays]
+    .venv/bin/python -m scripts.interrupt_audit [--dsn DSN] [--limit 1] [--families text,arrays]
         [--probes NAME,...] [--quick] [--max-seconds 20] [--json scripts/interrupt_audit_findings.json]
 
 The findings of the last full run are in docs/security.md ("Built-ins that
 ignore the statement limit") and scripts/interrupt_audit_findings.json.
+
+Issue 19's statement audit (``interrupt_statements``: whole statements, several
+calls, inputs from table columns, aggregates, windows, set-returning functions,
+array casts, planner work, literals that print long, nested escaping) measures
+memory beside time and also runs every probe through a real gateway
+(``dbgateway serve`` started from this venv on a free port, its data in a
+temporary directory). Busy time is read from pg_stat_activity; peak memory is
+the backend's VmHWM from /proc/<pid>/status after resetting it through
+/proc/<pid>/clear_refs (``interrupt_backend``; the server must run on this
+machine, and the audit as root or as the server's user). About 8 minutes::
+
+    .venv/bin/python -m scripts.interrupt_audit --through-gateway --max-seconds 45
+        [--dimensions planner,memory] [--probes NAME,...] [--quick]
+        [--json scripts/interrupt_statement_findings.json]
+
+Its findings are in docs/security.md ("Whole statements, memory and the
+gateway") and scripts/interrupt_statement_findings.json;
+tests/test_audit_findings_guarded.py replays every overrun of both findings
+files through the SQL guard.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -42,10 +62,16 @@ from typing import Any
 import orjson
 import psycopg2
 
-from interrupt_measure import GRACE_SECONDS, CostShape, Finding, Limits, ProbeRunner, Verdict
-from interrupt_catalogue import PROBES
-from interrupt_probes import Family, Probe
-from interrupt_runner import Outcome, Run, ScratchDatabase, catalog_entry
+from scripts.interrupt_backend import ActivityMonitor
+from scripts.interrupt_catalogue import PROBES
+from scripts.interrupt_gateway import running_gateway
+from scripts.interrupt_measure import GRACE_SECONDS, CostShape, Finding, Limits, ProbeRunner, Verdict
+from scripts.interrupt_probes import Family, Probe
+from scripts.interrupt_runner import APPLICATION_NAME, Outcome, Run, ScratchDatabase, catalog_entry
+from scripts.interrupt_statement_catalogue import STATEMENT_PROBES
+from scripts.interrupt_statements import (
+    MEMORY_LIMIT_MB, SAFE_MEMORY_MB, SETUP_SQL, Dimension, StatementFinding, StatementProbe, StatementRunner,
+)
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -73,6 +99,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "family": probe.family.value,
         "name": probe.name,
         "verdict": finding.verdict.value,
+        "harmless": probe.harmless or None,
         "confirmed": finding.confirmed,
         "growth_exponent": finding.growth_exponent,
         "functions": sorted({entry.name for entry in finding.catalog}),
@@ -146,6 +173,47 @@ def print_table(findings: Sequence[Finding]) -> None:
         print(table_line(finding))
 
 
+def select_statement_probes(dimensions: Sequence[Dimension] | None, names: Sequence[str] | None,
+                            quick: bool) -> list[StatementProbe]:
+    """The statement probes of ``dimensions`` (all when None), narrowed to ``names`` or, with ``quick``, to each first."""
+    chosen = [probe for probe in STATEMENT_PROBES if dimensions is None or probe.dimension in dimensions]
+    if names:
+        unknown = set(names) - {probe.name for probe in STATEMENT_PROBES}
+        if unknown:
+            raise SystemExit(f"unknown statement probe(s): {', '.join(sorted(unknown))}")
+        chosen = [probe for probe in chosen if probe.name in names]
+    if quick:
+        firsts: dict[Dimension, StatementProbe] = {}
+        for probe in chosen:
+            firsts.setdefault(probe.dimension, probe)
+        chosen = list(firsts.values())
+    return chosen
+
+
+def busy_text(seconds: float | None, still_running: bool = False) -> str:
+    if seconds is None:
+        return "-"
+    return f">={seconds:.0f}" if still_running else f"{seconds:.2f}"
+
+
+def statement_line(finding: StatementFinding) -> str:
+    deciding, gateway = finding.deciding, finding.gateway
+    through = "" if gateway is None else (
+        f"{gateway.http_status} {gateway.error_code or 'ok':<15} {busy_text(gateway.busy_seconds, gateway.still_running):>6} "
+        f"{gateway.grown_mb if gateway.grown_mb is not None else '-':>7}")
+    overran = "+".join(finding.overran) or "-"
+    return (f"{finding.probe.dimension.value:<13} {finding.probe.name:<36} {deciding.size:>10} "
+            f"{busy_text(deciding.busy_seconds, deciding.still_running):>6} {deciding.grown_mb or 0:>7.1f} "
+            f"{finding.verdict.value:<8} {overran:<11} {through}")
+
+
+def print_statement_table(findings: Sequence[StatementFinding]) -> None:
+    print(f"{'dimension':<13} {'probe':<36} {'size':>10} {'busy':>6} {'grew MB':>7} {'verdict':<8} {'overran':<11} "
+          f"gateway: status, error, busy, grew MB")
+    for finding in findings:
+        print(statement_line(finding))
+
+
 def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--dsn", default=os.environ.get("DBGATEWAY_TEST_DSN", DEFAULT_DSN),
@@ -159,7 +227,20 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--drain-seconds", type=float, default=180.0,
                         help="at the end, wait this long for abandoned backends to end (default 180)")
     parser.add_argument("--json", type=Path, help="write every measurement to this file")
+    parser.add_argument("--statements", action="store_true",
+                        help="run issue 19's statement probes (time and memory) instead of issue 8's expressions")
+    parser.add_argument("--through-gateway", action="store_true",
+                        help="with --statements: also send each probe through a dbgateway serve process")
+    parser.add_argument("--dimensions", help="with --statements, comma-separated: "
+                        + ",".join(dimension.value for dimension in Dimension))
     arguments = parser.parse_args(argv)
+    if arguments.through_gateway:
+        arguments.statements = True
+    try:
+        arguments.dimensions = ([Dimension(name) for name in arguments.dimensions.split(",")]
+                                if arguments.dimensions else None)
+    except ValueError as error:
+        parser.error(str(error))
     try:
         arguments.families = [Family(name) for name in arguments.families.split(",")] if arguments.families else None
     except ValueError as error:
@@ -203,10 +284,69 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+def run_statement_audit(arguments: argparse.Namespace, limits: Limits, argv: Sequence[str] | None) -> int:
+    """Issue 19's statement probes: direct, and through a gateway with --through-gateway."""
+    probes = select_statement_probes(arguments.dimensions, arguments.probes, arguments.quick)
+    database = ScratchDatabase(arguments.dsn)
+    database.create()
+    started, started_at = time.monotonic(), datetime.datetime.now(datetime.UTC)
+    findings: list[StatementFinding] = []
+    interrupted = False
+    monitor = None
+    try:
+        [(server_version,)] = database.admin_sql("SHOW server_version", database=database.name)
+        database.admin_sql(SETUP_SQL, database=database.name)
+        monitor = ActivityMonitor(arguments.dsn, APPLICATION_NAME + "-monitor")
+        gateway_context = running_gateway(limits.statement_seconds) if arguments.through_gateway else None
+        with gateway_context or contextlib.nullcontext() as gateway:
+            if gateway is not None:
+                gateway.register(arguments.dsn, database.name)
+            runner = StatementRunner(database, limits, monitor, gateway)
+            try:
+                for number, probe in enumerate(probes, 1):
+                    findings.append(runner.audit(probe))
+                    print(f"[{number}/{len(probes)} {time.monotonic() - started:4.0f} s] {statement_line(findings[-1])}",
+                          file=sys.stderr, flush=True)
+            except KeyboardInterrupt:
+                print("interrupted: cleaning up", file=sys.stderr)
+                interrupted = True
+    finally:
+        if monitor is not None:
+            monitor.close()
+        still_running = clean_up(database, arguments.drain_seconds)
+    total = time.monotonic() - started
+    print_statement_table(findings)
+    overruns = sum(bool(finding.overran) for finding in findings)
+    print(f"\n{len(findings)} statement probes, {overruns} overran (time past {limits.statement_seconds:g} s + "
+          f"{GRACE_SECONDS} s, or memory grown by more than {MEMORY_LIMIT_MB:g} MB); {total:.0f} s in all.")
+    if arguments.json:
+        audit = {
+            "kind": "statements",
+            "started_at": started_at.isoformat(timespec="seconds"),
+            "total_seconds": round(total, 1),
+            "interrupted": interrupted,
+            "server_version": server_version,
+            "limit_seconds": limits.statement_seconds,
+            "grace_seconds": GRACE_SECONDS,
+            "max_seconds": limits.max_seconds,
+            "memory_limit_mb": MEMORY_LIMIT_MB,
+            "safe_memory_mb": SAFE_MEMORY_MB,
+            "through_gateway": arguments.through_gateway,
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()},
+            "command": " ".join(["python -m scripts.interrupt_audit", *(sys.argv[1:] if argv is None else argv)]),
+            "abandoned_backends_still_running": still_running,
+        }
+        document = {"audit": audit, "probes": [finding.as_json() for finding in findings]}
+        arguments.json.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    return 130 if interrupted else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     stop_on_sigterm()
     arguments = parse_arguments(argv)
     limits = Limits(arguments.limit, arguments.max_seconds)
+    if arguments.statements:
+        return run_statement_audit(arguments, limits, argv)
     probes = select_probes(arguments.families, arguments.probes, arguments.quick)
     database = ScratchDatabase(arguments.dsn)
     database.create()
@@ -236,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "grace_seconds": GRACE_SECONDS,
             "max_seconds": limits.max_seconds,
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average": os.getloadavg()},
-            "command": " ".join(["scripts/interrupt_audit.py", *(sys.argv[1:] if argv is None else argv)]),
+            "command": " ".join(["python -m scripts.interrupt_audit", *(sys.argv[1:] if argv is None else argv)]),
             "abandoned_backends_still_running": still_running,
         }
         document = {"audit": audit, "probes": [finding_json(finding) for finding in findings]}

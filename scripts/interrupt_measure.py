@@ -31,8 +31,8 @@ import attrs
 from pglast import ast, enums, parse_sql
 from pglast.stream import RawStream
 
-from interrupt_probes import Probe
-from interrupt_runner import CatalogEntry, Outcome, Run, ScratchDatabase, catalog_entry
+from scripts.interrupt_probes import Probe
+from scripts.interrupt_runner import CatalogEntry, Outcome, Run, ScratchDatabase, catalog_entry
 
 GRACE_SECONDS = 0.5
 """How far past the limit an answer may come and still count as stopped (scheduling, the cancel's round trip)."""

@@ -67,6 +67,8 @@ class Probe:
     """The largest size tried."""
     small: int = 1
     """The size of the other arguments while one argument is grown alone."""
+    harmless: str = ""
+    """Why the guard may accept this probe although it overruns, with the evidence (empty: it may not; issue 19)."""
 
     @property
     def varied_arguments(self) -> tuple[int, ...]:
