@@ -81,14 +81,18 @@ class Dimension(enum.Enum):
     """Work done while planning (``= ANY`` of a big constant array, long ``IN`` lists)."""
 
 
-SETUP_SQL = """
+AUDIT_TABLES_SQL = """
 CREATE TABLE public.audit_one (id integer PRIMARY KEY);
-INSERT INTO public.audit_one VALUES (1);
 CREATE TABLE public.audit_rows (id integer PRIMARY KEY, cat integer NOT NULL);
+CREATE TABLE public.audit_values (size integer PRIMARY KEY, body text NOT NULL, doc json NOT NULL, list integer[] NOT NULL);
+"""
+"""The audit's tables, empty (the guard's tests type the audit's statements against them)."""
+
+SETUP_SQL = AUDIT_TABLES_SQL + """
+INSERT INTO public.audit_one VALUES (1);
 INSERT INTO public.audit_rows SELECT i, i % 1000 FROM generate_series(1, 100000) i;
 ALTER TABLE public.audit_rows ALTER COLUMN cat SET STATISTICS 1000;
 ANALYZE public.audit_rows;
-CREATE TABLE public.audit_values (size integer PRIMARY KEY, body text NOT NULL, doc json NOT NULL, list integer[] NOT NULL);
 INSERT INTO public.audit_values
 SELECT s, repeat('a', s), ('[' || repeat('1,', s - 1) || '1]')::json, array_fill(1, ARRAY[s])
 FROM unnest(ARRAY[262144, 524288, 1048576, 2097152, 4194304, 8388608, 16777216]) s;

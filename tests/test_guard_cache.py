@@ -74,7 +74,7 @@ def _suite_queries() -> list[str]:
         test_getdata_hostile.HOSTILE_QUERIES, test_getdata_hostile.LEGITIMATE_QUERY,
         test_getdata_runaway.RUNAWAY_QUERIES, test_getdata_runaway.ORDINARY_QUERIES,
         test_getdata_runaway.CATALOG_PROBES, list(TPCH_QUERIES.values()),
-        [test_audit_findings_guarded._as_sent(p) for p in test_audit_findings_guarded.SMALL_INPUT_OVERRUNS],
+        [overrun.statement for overrun in test_audit_findings_guarded.OVERRUNS],
         EXTRA_QUERIES,
     ]  # fmt: skip
     found: dict[str, None] = {}

@@ -25,6 +25,10 @@ from __future__ import annotations
 import re
 
 from drivers.postgres.guard.bounds import Bound, total
+from drivers.postgres.guard.budget import RowBudget, kib
+from drivers.postgres.guard.conversions import (
+    ELEMENT_WISE_FUNCTIONS, FIELD_NS, RENDERING_FUNCTIONS, conversion_memory, element_memory, io_ns_per_byte,
+)
 from drivers.postgres.guard.costs import COMPARISON_NS_PER_BYTE, call_cost, call_memory
 from drivers.postgres.guard.ir import (
     ArrayOp, Call, Cast, Const, Expr, FieldSelect, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
@@ -34,9 +38,11 @@ from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.render import describe
 from drivers.postgres.guard.sizes import SizeModel
 from drivers.postgres.guard.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
-from drivers.postgres.guard.types import XML, FunctionInfo
+from drivers.postgres.guard.types import BPCHAR, JSON, JSONB, TEXT, VARCHAR, XML, FunctionInfo
 from gateway.errors import QueryRejected, RefusalReason
 
+_AS_IS = frozenset({TEXT, VARCHAR, BPCHAR, JSON, JSONB})
+"""Types a rendering function takes as they are, without their output function."""
 _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _XML_PARSING = "it parses XML with libxml2, which PostgreSQL cannot interrupt"
 JSON_RECORD_MAKERS = frozenset({
@@ -46,26 +52,19 @@ JSON_RECORD_MAKERS = frozenset({
 """Functions that make rows from JSON, reading each column's value with that column type's input function."""
 
 
-def _kib(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.0f} KiB"
-    return f"{size} bytes"
-
-
 class LevelChecks:
     """The checks of one query level; ``functions`` collects the names of what it calls."""
 
-    def __init__(self, policy: GuardPolicy, model: SizeModel, query: Query, functions: set[str]) -> None:
+    def __init__(self, policy: GuardPolicy, model: SizeModel, query: Query, functions: set[str], *,
+                 sends_rows: bool = False) -> None:
         self.policy = policy
         self.catalog = policy.catalog
         self.model = model
         self.query = query
         self.functions = functions
-        self.time = Bound()
-        self.memory = Bound()
-        self.costliest: tuple[int, Expr | None, FunctionInfo | None] = (0, None, None)
+        self.sends_rows = sends_rows
+        """The statement's own level: its row's values go to the client through their output functions."""
+        self.budget = RowBudget(policy.limits, policy.catalog)
 
     def run(self) -> None:
         query = self.query
@@ -79,7 +78,15 @@ class LevelChecks:
             for column in entry.columns:
                 if isinstance(column.expr, FieldSelect) and isinstance(column.expr.arg, Call):
                     self._check_record_field(column.expr, column.expr.arg)
-        self._check_budget()
+        if self.sends_rows:
+            # The row goes to the client through each value's output function. A value of the
+            # administrator's data may be returned whatever its size (reading the data costs as much); what
+            # the query's own constants make counts.
+            for target in query.targets:
+                if not target.junk:
+                    made = self._output_cost(target.expr)
+                    self.budget.spend(target.expr, "its output function", Bound(made.fixed, 0, made.unknown))
+        self.budget.check()
 
     def _check(self, expr: Expr) -> None:
         self._check_type(expr)
@@ -151,13 +158,16 @@ class LevelChecks:
         if function is None:
             return
         self._function(function, expr)
-        if isinstance(expr, Call):
-            sizes = [self._size(a) for a in expr.direct_args + expr.args]
-        else:
-            sizes = [self._size(a) for a in expr.args]
+        arguments = expr.direct_args + expr.args if isinstance(expr, Call) else expr.args
+        sizes = [self._size(a) for a in arguments]
+        types = [a.type for a in arguments]
         self._charge(function, expr, sizes, self._size(expr) if not isinstance(expr, ArrayOp) else Bound(5),
-                     argument_types=[a.type for a in (expr.args if not isinstance(expr, Call) else
-                                                      expr.direct_args + expr.args)])
+                     argument_types=types)
+        if function.name in RENDERING_FUNCTIONS:
+            self.budget.spend(expr, function, total([self._output_cost(a) for a in arguments
+                                                     if self.catalog.base_type(a.type) not in _AS_IS]))
+        if function.name in ELEMENT_WISE_FUNCTIONS:
+            self.budget.spend(expr, function, Bound(), element_memory(self.catalog, types, sizes))
 
     def _check_literal(self, const: Const) -> None:
         if not const.parsed_as or const.text is None:
@@ -179,12 +189,34 @@ class LevelChecks:
         if cast.length_function is not None:
             self._function(cast.length_function, cast)
         if cast.path == "io":
-            if self.catalog.base_type(cast.type) == XML:
-                raise QueryRejected(f"{describe(cast, self.catalog.type_display)} is not allowed: a cast to xml "
-                                    f"parses the text: {_XML_PARSING}", reason=RefusalReason.TYPE)
-            target = self.catalog.type(self.catalog.base_type(cast.type))
-            parser = self._named_function(target.input_function) if target is not None else None
-            self._charge(parser, cast, [source], self._size(cast), argument_types=[cast.arg.type])
+            self._check_conversion(cast, cast.arg.type, cast.type, source)
+        elif cast.path == "array":
+            # array_map: every element through the element's coercion, each held apart until the array is built
+            element = cast.element
+            if element is not None and element.path == "io":
+                self._check_conversion(cast, cast.arg.type, cast.type, source)
+            else:
+                function = element.function if element is not None else cast.length_function
+                self.budget.spend(cast, function, call_cost(function, [source], self.policy.products),
+                                  conversion_memory(self.catalog, cast.arg.type, cast.type, source))
+
+    def _check_conversion(self, expr: Expr, source_type: int, target_type: int, source: Bound) -> None:
+        """An I/O conversion: the source type's output function, then the target's input function."""
+        catalog = self.catalog
+        target = catalog.type(catalog.base_element_type(target_type)) if catalog.element_type(
+            catalog.base_type(target_type)) else catalog.type(catalog.base_type(target_type))
+        if catalog.base_type(target_type) == XML or (target is not None and target.oid == XML):
+            raise QueryRejected(f"{describe(expr, catalog.type_display)} is not allowed: a cast to xml "
+                                f"parses the text: {_XML_PARSING}", reason=RefusalReason.TYPE)
+        parser = self._named_function(target.input_function) if target is not None else None
+        time = self._output_cost(expr.arg) if isinstance(expr, Cast) else source.scaled(
+            io_ns_per_byte(catalog, source_type))
+        time = time + source.scaled(io_ns_per_byte(catalog, target_type, reading=True))
+        if parser is not None and parser.oid in self.policy.products:
+            time = time + call_cost(parser, [source], self.policy.products)
+        result = self._size(expr)
+        self.budget.spend(expr, parser, time, (result if not result.unknown else Bound()) + conversion_memory(
+            catalog, source_type, target_type, source))
 
     def _check_record_field(self, field: FieldSelect, maker: Call) -> None:
         """A JSON-to-record function reads each column from its text with the column type's input function,
@@ -198,10 +230,18 @@ class LevelChecks:
         if target.oid == XML:
             raise QueryRejected(f"column {field.field!r} of {maker.function.name} is read as xml, which is not "
                                 f"allowed: {_XML_PARSING}", reason=RefusalReason.TYPE)
-        parser = self._named_function(target.input_function)
-        if parser is not None:
-            self._charge(parser, maker, [self._size(maker.args[-1])], self._size(field),
-                         argument_types=[maker.args[-1].type])
+        self._check_conversion(maker, maker.args[-1].type, field.type, self._size(maker.args[-1]))
+
+    def _output_cost(self, expr: Expr) -> Bound:
+        """Time the output function of ``expr``'s type takes over it; a whole row's, field by field."""
+        fields = self.model.row_fields(expr, self.query)
+        if fields is None:
+            return self._size(expr).scaled(io_ns_per_byte(self.catalog, expr.type))
+        cost = Bound(FIELD_NS * len(fields))
+        for field, type_oid, size in fields:
+            cost = cost + (self._output_cost(field) if field is not None and field is not expr else
+                           size.scaled(io_ns_per_byte(self.catalog, type_oid)))
+        return cost
 
     def _named_function(self, name: str) -> FunctionInfo | None:
         found = self.catalog.functions_by_name.get(name, ())
@@ -217,8 +257,8 @@ class LevelChecks:
         if size.fixed > limits.max_built_value_bytes:
             raise QueryRejected(
                 f"{describe(expr, self.catalog.type_display)} is not allowed: it can build a value of up to "
-                f"{_kib(size.fixed)} from the query's own constants, over the limit of "
-                f"{_kib(limits.max_built_value_bytes)} (max_built_value_bytes)",
+                f"{kib(size.fixed)} from the query's own constants, over the limit of "
+                f"{kib(limits.max_built_value_bytes)} (max_built_value_bytes)",
                 reason=RefusalReason.FUNCTION)
         if size.data > limits.max_data_amplification:
             raise QueryRejected(
@@ -229,40 +269,11 @@ class LevelChecks:
 
     def _charge(self, function: FunctionInfo | None, expr: Expr, sizes: list[Bound], result: Bound, *,
                 comparison: bool = False, argument_types: list[int] | None = None) -> None:
-        nominal = self.policy.limits.assumed_data_value_bytes
         cost = call_cost(function, sizes, self.policy.products) if not comparison else \
             total(sizes).scaled(COMPARISON_NS_PER_BYTE)
-        self.time = self.time + cost
-        nanoseconds = cost.value(nominal) if not cost.unknown else 1 << 62
-        if nanoseconds > self.costliest[0]:
-            self.costliest = (nanoseconds, expr, function)
         known = [size if not size.unknown else Bound() for size in sizes]
-        built = call_memory(function, argument_types or [], known, result if not result.unknown else Bound())
-        self.memory = self.memory + built
-
-    def _check_budget(self) -> None:
-        limits = self.policy.limits
-        nominal = limits.assumed_data_value_bytes
-        budget = limits.max_expression_milliseconds * 1_000_000
-        spent = self.time.value(nominal) if not self.time.unknown else 1 << 62
-        if spent > budget:
-            _, expr, function = self.costliest
-            shown = describe(expr, self.catalog.type_display) if expr is not None else "a call"
-            estimate = "without a bound" if spent >= 1 << 60 else f"about {spent / 1e9:.1f} s"
-            name = function.name if function is not None else "it"
-            raise QueryRejected(
-                f"{shown} is not allowed: PostgreSQL cannot interrupt {name} while it runs, and at the sizes its "
-                f"arguments can have here one row's evaluation could take {estimate}, over the limit of "
-                f"{limits.max_expression_milliseconds} ms (max_expression_milliseconds); make the inputs smaller "
-                "(stored data counts as "
-                f"{_kib(nominal)} wherever the query multiplies it)",
-                reason=RefusalReason.FUNCTION)
-        used = self.memory.value(nominal) if not self.memory.unknown else 0
-        if used > limits.max_expression_memory_bytes:
-            raise QueryRejected(
-                f"the expressions of one row here can take up to {_kib(used)} of memory, over the limit of "
-                f"{_kib(limits.max_expression_memory_bytes)} (max_expression_memory_bytes)",
-                reason=RefusalReason.FUNCTION)
+        self.budget.spend(expr, function, cost, call_memory(function, argument_types or [], known,
+                                                            result if not result.unknown else Bound()))
 
 
 def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], frozenset[int]]:
@@ -275,7 +286,7 @@ def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], 
     functions: set[str] = set()
     queries = list(subqueries(root))
     for query in queries:
-        LevelChecks(policy, model, query, functions).run()
+        LevelChecks(policy, model, query, functions, sends_rows=query is root).run()
     read = {expr.location for query in queries for top in query.expressions() for expr in walk(top)
             if isinstance(expr, Const) and expr.value_read and expr.literal in ("integer", "numeric")}
     return frozenset(functions), frozenset(read)

@@ -188,8 +188,11 @@ def _split_to_array(args: list[Arg], _: RuleContext) -> Bound:
 
 @rule("regexp_match", "regexp_matches")
 def _regexp_match(args: list[Arg], _: RuleContext) -> Bound:
-    # One element per capture group (at most one per pattern character), each at most the string.
-    return _size(args, 1).scaled(1, 1) * _element(_size(args, 0)) + Bound(_ARRAY_HEADER)
+    # One element per capture group (a group takes "(" and ")" of the pattern; the whole match when there is
+    # none), each at most the string.
+    pattern = _size(args, 1)
+    groups = Bound(pattern.fixed // 2 + 1, pattern.data, pattern.unknown, pattern.stored // 2)
+    return groups * _element(_size(args, 0)) + Bound(_ARRAY_HEADER)
 
 
 @rule("array_dims")

@@ -12,19 +12,21 @@ query level yields (for aggregates and ``ARRAY(SELECT ...)``).
 from __future__ import annotations
 
 import decimal
+from typing import Final
 
 from drivers.postgres.guard import size_rules_structured  # noqa: F401  (registers its rules)
+from drivers.postgres.guard.size_rules_fixed import send_rule
 from drivers.postgres.guard.bounds import DATA, MAX_NUMBER, UNKNOWN, Bound, maximum, total
 from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.ir import (
     Array, ArrayOp, BoolOp, Call, Case, CaseTest, Cast, Coalesce, Collate, Const, Expr, FieldSelect, Grouping,
     MinMax, OpCall, Query, RangeEntry, Row, RowCompare, SetOpColumn, SubLink, SubSelectColumn, Subscript, Test,
-    ValueFunction, Var, Xml, subqueries,
+    ValueFunction, Var, Xml, subqueries, walk,
 )
 from drivers.postgres.guard.literals import array_printed, jsonb_printed, numeric_printed
 from drivers.postgres.guard.size_rules import ROWS, RULES, Arg, RuleContext, quoted
 from drivers.postgres.guard.type_sizes import parsed_bound, stored_bound, type_bound, value_bound
-from drivers.postgres.guard.types import BOOL, JSON, JSONB, NUMERIC, UNKNOWN as UNKNOWN_TYPE
+from drivers.postgres.guard.types import BOOL, BYTEA, JSON, JSONB, NUMERIC, UNKNOWN as UNKNOWN_TYPE
 
 _BOOLEAN = Bound(5)
 _ONE = Bound(1)
@@ -34,6 +36,13 @@ _NUMBER_FUNCTIONS_OF_SIZE = frozenset({
 })
 _NUMBER_PRESERVING = frozenset({"abs", "round", "trunc", "floor", "ceil", "ceiling", "sign", "int4", "int8",
                                 "int2", "numeric", "float8", "float4", "max", "min", "greatest", "least"})
+
+
+_JSON_ROW_MAKERS: Final = frozenset({
+    "json_to_record", "json_to_recordset", "jsonb_to_record", "jsonb_to_recordset", "json_populate_record",
+    "json_populate_recordset", "jsonb_populate_record", "jsonb_populate_recordset", "json_each", "jsonb_each",
+    "json_each_text", "jsonb_each_text",
+})
 
 
 class SizeModel:
@@ -141,6 +150,16 @@ class SizeModel:
             return value_bound(self.catalog, var.type, var.typmod)
         return self._column(entry, var.column - 1, query)
 
+    def row_fields(self, expr: Expr, query: Query) -> list[tuple[Expr | None, int, Bound]] | None:
+        """The fields of a whole row (``t`` of ``FROM s.t t``, ``ROW(a, b)``): each one's expression where
+        there is one, type and size; None for any other value."""
+        if isinstance(expr, Row):
+            return [(arg, arg.type, self.size(arg, query)) for arg in expr.args]
+        if isinstance(expr, Var) and expr.column == 0:
+            entry = expr.entry
+            return [(slot.expr, slot.type, self._column(entry, i, query)) for i, slot in enumerate(entry.columns)]
+        return None
+
     def _column(self, entry: RangeEntry, index: int, query: Query) -> Bound:
         slot = entry.columns[index]
         if entry.kind == "relation":
@@ -163,6 +182,8 @@ class SizeModel:
         if call.type == BOOL:
             return _BOOLEAN
         rule = RULES.get(function.name) if function is not None else None
+        if rule is None and function is not None and function.name.endswith("send") and call.type == BYTEA:
+            rule = send_rule
         if rule is None:
             return limit if limit is not None else UNKNOWN
         rows = self.input_rows(query) if isinstance(call, Call) and call.kind != "function" else _ONE
@@ -208,13 +229,16 @@ class SizeModel:
     def _field(self, field: FieldSelect, query: Query) -> Bound:
         limit = type_bound(self.catalog, field.type, field.typmod)
         arg = field.arg
-        if isinstance(arg, Call) and arg.function.returns_set:
-            source = self.size(arg.args[0], query) if arg.args else Bound()
-            name = arg.function.name
-            if name.endswith("to_record") or name.endswith("to_recordset") or "populate_record" in name:
-                return parsed_bound(self.catalog, field.type, field.typmod, source)
-            if name in ("json_each", "jsonb_each", "json_each_text", "jsonb_each_text"):
+        if isinstance(arg, Call) and arg.function.name in _JSON_ROW_MAKERS:
+            # Each column is read from the JSON (its last argument) by the column type's input function.
+            source = self.size(arg.args[-1], query) if arg.args else Bound()
+            if arg.function.name.endswith("each") or arg.function.name.endswith("each_text"):
                 return source if limit is None else source.at_most(limit.fixed)
+            parsed = parsed_bound(self.catalog, field.type, field.typmod, source)
+            if "populate" in arg.function.name and len(arg.args) > 1:  # or the base row's own field
+                parsed = maximum([parsed, self.size(arg.args[0], query)])
+            return parsed
+        if isinstance(arg, Call) and arg.function.returns_set:
             found = self.call_size(arg, query)
             return found if limit is None else found.at_most(limit.fixed)
         whole = self.size(arg, query)
@@ -312,9 +336,12 @@ class SizeModel:
             rows = _ONE
         else:
             rows = self.input_rows(query)
+            # Set-returning calls anywhere in the select list (``generate_series(1, n)::text``) multiply the
+            # rows; siblings run in step, so the product is an upper bound.
             for target in query.targets:
-                if getattr(target.expr, "returns_set", False) and isinstance(target.expr, Call):
-                    rows = rows * self.set_rows(target.expr, query)
+                for expr in walk(target.expr):
+                    if isinstance(expr, (Call, OpCall)) and expr.returns_set:
+                        rows = rows * maximum([_ONE, self.set_rows(expr, query)])
         if query.limit is not None:
             limit = self.number(query.limit, query)
             if limit.is_constant and (rows.unknown or rows.data or limit.fixed < rows.fixed):

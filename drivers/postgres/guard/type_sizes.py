@@ -34,7 +34,7 @@ _NUMBER_EXPANSION: Final = 16384
 """The most characters one character of number text prints, its separator counted: ``1e131071`` (8
 characters and a comma) prints 131 072 digits; shorter exponents print fewer (``9e99999``, 100 000 for 8), and
 a numeric never prints more than ``NUMERIC_MAX_PRINTED``."""
-_GROWING_FROM_TEXT: Final = {"numeric", "jsonb", "numrange", "nummultirange"}
+_GROWING_FROM_TEXT: Final = {"numeric", "jsonb", "numrange", "nummultirange", "jsonpath"}
 _STRING_LIKE: Final = {"text", "varchar", "bpchar", "name", "json", "xml", "char", "unknown"}
 
 
@@ -99,6 +99,10 @@ def parsed_bound(catalog: Catalog, target: int, typmod: int, text: Bound) -> Bou
         return text.scaled(4, 2)
     if name in ("path", "polygon"):
         return text.scaled(13, 16)
+    if name in ("bit", "varbit"):
+        return text.scaled(4)  # X'F' is four bits
+    if name in ("txid_snapshot", "pg_snapshot"):
+        return text.scaled(2, 2)
     if element:
         element_limit = type_bound(catalog, element, -1)
         if element_limit is not None:
