@@ -8,9 +8,10 @@ test_guard_redteam.py.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
-from drivers.postgres.guard.catalog import Catalog
+from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
 from drivers.postgres.guard.cost_rules import COST_BOUNDED_FUNCTIONS
 from drivers.postgres.guard.costs import cost_positions
 from drivers.postgres.guard.literals import jsonb_printed, numeric_printed
@@ -18,10 +19,20 @@ from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.size_rules import RULES
 from drivers.postgres.guard.sql_guard import check_query
 from gateway.errors import QueryFailed, QueryRejected
-from support import connect
+from support import connect, run_sql
 
 QueryPolicy = GuardPolicy
 GRANTED = frozenset({("s", "t"), ("s", "u")})
+
+
+def _catalog_of(database: str) -> Catalog:
+    connection = connect(database)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(CATALOG_SQL)
+            return Catalog.from_row(cursor.fetchone())
+    finally:
+        connection.close()
 
 
 def refusal(sql: str, policy: QueryPolicy) -> str:
@@ -246,6 +257,27 @@ class TestWorkAndSizes:
         check_query(one, GRANTED, policy)
         forty = "select " + ", ".join(["md5(x)"] * 60) + " from (select repeat('a', 7000000) x) s"
         assert "max_expression_milliseconds" in refusal(forty, policy)
+
+    def test_planner_estimates_count_the_statistics_target(self, policy: QueryPolicy) -> None:
+        """x = ANY (a constant array) costs the planner each element against the column's statistics: 30 000
+        elements plan in time at the default target of 100, not at the largest target of 10 000."""
+        sql = "select 1 from s.t where x = any (array_fill(5, array[30000]))"
+        assert policy.catalog.statistics_target == 100
+        check_query(sql, GRANTED, policy)
+        wide = attrs.evolve(policy.catalog, statistics_target=10000)
+        message = refusal(sql, GuardPolicy(wide, policy.functions, policy.limits))
+        assert "the planner's estimate" in message and "max_expression_milliseconds" in message
+        # In the select list nothing is estimated: the same array is only compared row by row.
+        check_query("select x = any (array_fill(5, array[30000])) from s.t", GRANTED,
+                    GuardPolicy(wide, policy.functions, policy.limits))
+
+    def test_the_statistics_target_is_read_from_the_database(self, scratch_database: str) -> None:
+        """The catalog snapshot holds the largest statistics target of any user column (a SET STATISTICS
+        above default_statistics_target counts), which the planner estimate is costed by."""
+        run_sql(scratch_database, "CREATE TABLE public.plain (x integer); CREATE TABLE public.wide (x integer)")
+        assert _catalog_of(scratch_database).statistics_target == 100
+        run_sql(scratch_database, "ALTER TABLE public.wide ALTER COLUMN x SET STATISTICS 2500")
+        assert _catalog_of(scratch_database).statistics_target == 2500
 
     def test_limits_are_settings(self, policy: QueryPolicy) -> None:
         """A smaller budget refuses what the default allows; a larger cap allows what the default refuses."""

@@ -84,9 +84,18 @@ SELECT
         WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)))
    FROM pg_catalog.pg_class c
    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p', 'c') AND c.relnamespace IN (SELECT oid FROM user_schemas))::text
+   WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p', 'c') AND c.relnamespace IN (SELECT oid FROM user_schemas))::text,
+  (SELECT GREATEST(pg_catalog.current_setting('default_statistics_target')::pg_catalog.int4,
+                   COALESCE(pg_catalog.max(a.attstattarget), 0))
+   FROM pg_catalog.pg_attribute a
+   JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+   WHERE a.attnum > 0 AND c.relnamespace IN (SELECT oid FROM user_schemas))::text
 """
-"""One row of seven JSON texts: types, functions, operators, casts, ranges, collations, relations."""
+"""One row of eight JSON texts: types, functions, operators, casts, ranges, collations, relations, and the
+largest statistics target of any user column."""
+
+DEFAULT_STATISTICS_TARGET = 100
+"""PostgreSQL's default ``default_statistics_target``."""
 
 FIRST_NORMAL_OID = 16384
 """OIDs below this were assigned by initdb: the built-in objects (``FirstNormalObjectId``)."""
@@ -124,6 +133,10 @@ class Catalog:
     """User relations and composite types by (schema, name)."""
     collations: frozenset[str] = frozenset()
     """Names of the collations of pg_catalog usable in this database's encoding."""
+    statistics_target: int = 100
+    """The most entries the planner keeps in any user column's most-common-values list or histogram
+    (``default_statistics_target`` or a column's own ``SET STATISTICS``): what selectivity estimation
+    compares a constant against (``planner.py``)."""
     functions_by_name: Mapping[str, tuple[FunctionInfo, ...]] = attrs.field(init=False)
     """pg_catalog functions by name."""
     operators_by_name: Mapping[tuple[str, str], tuple[OperatorInfo, ...]] = attrs.field(init=False)
@@ -151,9 +164,10 @@ class Catalog:
     def from_row(cls, row: Sequence[Any]) -> Catalog:
         """Build from the one row ``CATALOG_SQL`` answers."""
         loaded = [orjson.loads(text) if text else [] for text in row]
-        types, functions, operators, casts, ranges, collations, relations = loaded
+        types, functions, operators, casts, ranges, collations, relations, statistics_target = loaded
         return cls.from_rows(types=types, functions=functions, operators=operators, casts=casts,
-                             ranges=ranges, collations=collations, relations=relations)
+                             ranges=ranges, collations=collations, relations=relations,
+                             statistics_target=int(statistics_target or DEFAULT_STATISTICS_TARGET))
 
     @classmethod
     def from_rows(
@@ -166,6 +180,7 @@ class Catalog:
         ranges: Iterable[Sequence[Any]] = (),
         collations: Iterable[str] = (),
         relations: Iterable[Sequence[Any]] = (),
+        statistics_target: int = 100,
     ) -> Catalog:
         """Build from rows shaped as the arrays of ``CATALOG_SQL``."""
         range_rows = {int(r[0]): (int(r[1]), int(r[2])) for r in ranges}
@@ -181,7 +196,8 @@ class Catalog:
             relation = RelationInfo(int(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), columns)
             relation_map[(relation.schema, relation.name)] = relation
         return cls(types=type_map, functions=function_map, operators=operator_map, casts=cast_map,
-                   relations=relation_map, collations=frozenset(str(c) for c in collations))
+                   relations=relation_map, collations=frozenset(str(c) for c in collations),
+                   statistics_target=statistics_target)
 
     def type(self, oid: int) -> TypeInfo | None:
         """The type with this OID, if known."""

@@ -34,6 +34,7 @@ from drivers.postgres.guard.ir import (
     ArrayOp, Call, Cast, Const, Expr, FieldSelect, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
 )
 from drivers.postgres.guard.names import display_name
+from drivers.postgres.guard.planner import estimated, estimation_cost
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.render import describe
 from drivers.postgres.guard.sizes import SizeModel
@@ -78,6 +79,10 @@ class LevelChecks:
             for column in entry.columns:
                 if isinstance(column.expr, FieldSelect) and isinstance(column.expr.arg, Call):
                     self._check_record_field(column.expr, column.expr.arg)
+        conditions = [query.where, query.having, *(entry.join_condition for entry in query.entries)]
+        for condition in filter(None, conditions):
+            for expr in walk(condition):
+                self._check_estimation(expr)
         if self.sends_rows:
             # The row goes to the client through each value's output function. A value of the
             # administrator's data may be returned whatever its size (reading the data costs as much); what
@@ -231,6 +236,16 @@ class LevelChecks:
             raise QueryRejected(f"column {field.field!r} of {maker.function.name} is read as xml, which is not "
                                 f"allowed: {_XML_PARSING}", reason=RefusalReason.TYPE)
         self._check_conversion(maker, maker.args[-1].type, field.type, self._size(maker.args[-1]))
+
+    def _check_estimation(self, expr: Expr) -> None:
+        """The planner's selectivity estimate of a comparison of a column with a plan-time constant."""
+        found = estimated(expr)
+        if found is None or not isinstance(expr, (OpCall, ArrayOp)):
+            return
+        column, constant, written = found
+        cost = estimation_cost(self.catalog, expr.function, self._size(column), self._size(constant), constant.type,
+                               written, self.catalog.statistics_target, self.policy.products)
+        self.budget.spend(expr, "the planner's estimate of it", cost)
 
     def _output_cost(self, expr: Expr) -> Bound:
         """Time the output function of ``expr``'s type takes over it; a whole row's, field by field."""
