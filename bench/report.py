@@ -34,6 +34,10 @@ TAIL_RATIO_TARGET = 3.0
 SMALL_P99_TARGET_MS = 15.0
 LARGE_RATIO_TARGET = 0.6
 MEMORY_GROWTH_TARGET_MIB = 64.0
+GUARD_FRESH_P99_TARGET_MS = 50.0
+"""Issue 19: a query the guard has not seen, checked within 50 ms at the 99th percentile."""
+GUARD_CACHED_RATIO_TARGET = 1.25
+"""Issue 19: the per-request path of a query seen must not regress (a quarter's margin for timer noise)."""
 
 
 def small_query_figures(runs: dict[str, list[LoadResult]]) -> list[dict[str, Any]]:
@@ -69,8 +73,21 @@ def large_result_figures(
     }
 
 
+def guard_targets(guard: dict[str, Any]) -> dict[str, tuple[float, str, float]]:
+    """Issue 19's bars for the guard: a fresh check's p99 within 50 ms, the cached path not slower."""
+    today, before = guard["today"], guard["before_issue_19"]
+    if "unavailable" in today:
+        return {}
+    checks = {"guard_fresh_p99_ms": (today["fresh_ms"]["p99"], "<=", GUARD_FRESH_P99_TARGET_MS)}
+    if "unavailable" not in before and before["cached_us"]["p50"]:
+        ratio = round(today["cached_us"]["p50"] / before["cached_us"]["p50"], 2)
+        checks["guard_cached_p50_ratio_to_before"] = (ratio, "<=", GUARD_CACHED_RATIO_TARGET)
+    return checks
+
+
 def check_targets(
-    small: list[dict[str, Any]], large: dict[str, Any], mixed: MixedLoadResult, texts: LargeTextResult
+    small: list[dict[str, Any]], large: dict[str, Any], mixed: MixedLoadResult, texts: LargeTextResult,
+    guard: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Each target of the issue with the measured value and whether it was met."""
     by_concurrency = {entry["concurrency"]: entry["gateway_1_worker"] for entry in small}
@@ -83,7 +100,13 @@ def check_targets(
         "large_peak_growth_mib": (large["gateway_peak_growth_mib"], "<=", MEMORY_GROWTH_TARGET_MIB),
         "small_p99_ms_while_streaming": (mixed.small.p99_ms, "<=", SMALL_P99_TARGET_MS),
         "loop_lag_probes_over_20ms_beside_large_texts": (texts.probes_over_20ms, "<=", 0),
+        **(guard_targets(guard) if guard is not None else {}),
     }
+    return judged(checks)
+
+
+def judged(checks: dict[str, tuple[float, str, float]]) -> dict[str, Any]:
+    """Each check as measured, target and met."""
     return {
         name: {"measured": value, "target": f"{relation} {bound}",
                "met": value >= bound if relation == ">=" else value <= bound}
@@ -162,4 +185,29 @@ def render_table(results: dict[str, Any]) -> str:
         f"{texts['probes_over_20ms']} of {texts['probes']} "
         f"{_mark(targets['loop_lag_probes_over_20ms_beside_large_texts'])}"
     )
+    if "guard_cost" in results:
+        lines += ["", *render_guard_lines(results["guard_cost"], targets)]
     return "\n".join(lines)
+
+
+def render_guard_lines(guard: dict[str, Any], targets: dict[str, Any]) -> list[str]:
+    """The guard's cost, today beside before issue 19."""
+    lines = [
+        f"SQL guard over the query sets ({guard['today'].get('queries', '?')} queries; fresh = decision caches "
+        f"cleared, a query not seen; cached = the gateway's per-request path for a query seen)",
+        "| guard | accepted | fresh p50 ms | fresh p99 ms | fresh max ms | cached p50 µs | cached p99 µs |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, name in (("before_issue_19", f"before issue 19 ({guard['reference_commit']})"), ("today", "today")):
+        figures = guard[key]
+        if "unavailable" in figures:
+            lines.append(f"| {name} | {figures['unavailable']} | | | | | |")
+            continue
+        lines.append(
+            f"| {name} | {figures['accepted']} | {figures['fresh_ms']['p50']} | {figures['fresh_ms']['p99']} | "
+            f"{figures['fresh_ms']['max']} | {figures['cached_us']['p50']} | {figures['cached_us']['p99']} |"
+        )
+    for name in ("guard_fresh_p99_ms", "guard_cached_p50_ratio_to_before"):
+        if name in targets:
+            lines.append(f"{name}: {targets[name]['measured']} {_mark(targets[name])}")
+    return lines

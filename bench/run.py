@@ -37,9 +37,13 @@ from typing import Any
 
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
+from bench.guard_cost import guard_cost
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
-from bench.report import CONTENDERS, check_targets, large_result_figures, render_table, small_query_figures, write_results
+from bench.report import (
+    CONTENDERS, check_targets, guard_targets, judged, large_result_figures, render_guard_lines, render_table,
+    small_query_figures, write_results,
+)
 from bench.small_queries import LoadResult, run_pgbench, run_wrk, write_wrk_script
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -61,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the gateway's workers setting (default: one per CPU, %(default)s here)",
     )  # fmt: skip
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where the JSON results go")
+    parser.add_argument(
+        "--guard-only", action="store_true",
+        help="only the SQL guard's cost over the query sets, today beside before issue 19 (about 20 s)",
+    )  # fmt: skip
     return parser
 
 
@@ -172,6 +180,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
     finally:
         for process in servers:
             process.stop()
+    _step("the SQL guard over the query sets, today and before issue 19")
+    guard = guard_cost(server, work_dir)
     small = small_query_figures(runs)
     return {
         "gateway": {"workers": arguments.workers, "log_level": "info (the default), written to a file"},
@@ -179,7 +189,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "large_result": large,
         "small_queries_while_streaming": mixed.as_dict(),
         "small_queries_beside_large_texts": texts.as_dict(),
-        "targets": check_targets(small, large, mixed, texts),
+        "guard_cost": guard,
+        "targets": check_targets(small, large, mixed, texts, guard),
     }
 
 
@@ -188,9 +199,19 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def guard_only(arguments: argparse.Namespace) -> int:
+    """``--guard-only``: the guard's cost alone, printed (nothing written)."""
+    with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+        guard = guard_cost(Server.from_environment(), Path(folder))
+    print("\n".join(render_guard_lines(guard, judged(guard_targets(guard)))))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    if arguments.guard_only:
+        return guard_only(arguments)
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)
