@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import tomllib
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,13 @@ import orjson
 import pytest
 from aiohttp.test_utils import TestClient
 
+from drivers.postgres import OPTION_NAMES, PostgresDriver
+from drivers.postgres.guard.policy import GuardLimits
 from gateway.config import ENV_PREFIX, GatewayConfig
 from support import create_database, drop_database, grant, register_database
 
 OPERATIONS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
+EXAMPLE_CONFIG = Path(__file__).resolve().parent.parent / "config" / "gateway.example.toml"
 CONFIG_FILE_ONLY = {"drivers"}
 """Settings with no environment variable (tables of options)."""
 
@@ -60,6 +64,30 @@ def test_setting_row_names_its_variable_and_default(field: attrs.Attribute[Any])
         assert variable == ENV_PREFIX + field.name.upper()
     assert default.split(":")[0] == shown_default(field)
     assert meaning
+
+
+def driver_options_table() -> dict[str, list[str]]:
+    """The rows of the page's ``[drivers.postgres]`` table: option name to its cells (backticks removed)."""
+    section = OPERATIONS_PAGE.read_text(encoding="utf-8").split("Options of the PostgreSQL driver", 1)[1]
+    rows: dict[str, list[str]] = {}
+    for line in section.split("\n\n", 2)[1].splitlines():
+        cells = [cell.strip().replace("`", "") for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| `"):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_driver_options_table_and_example_config_follow_the_code() -> None:
+    """docs/operations.md lists every [drivers.postgres] option with the code's default, and
+    config/gateway.example.toml sets each to that default."""
+    limits = GuardLimits()
+    table = driver_options_table()
+    assert set(table) == set(OPTION_NAMES)
+    for name in attrs.fields_dict(GuardLimits):
+        assert table[name][0].split(" ")[0] == str(getattr(limits, name)), name
+    example = tomllib.loads(EXAMPLE_CONFIG.read_text(encoding="utf-8"))["drivers"]["postgres"]
+    assert set(example) == set(OPTION_NAMES)
+    assert PostgresDriver(example).guard_options.limits == limits
 
 
 BIG_TABLE_SQL = "CREATE TABLE public.big AS SELECT g AS id, repeat('x', 100) AS pad FROM generate_series(1, 4000) AS g"

@@ -40,7 +40,7 @@ from drivers.postgres.query_errors import CanceledStatementLogFilter
 from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
 from gateway.driver_protocol import ConnectionData, ConnectionField, PoolLimits
 
-__all__ = ["PostgresDriver", "PostgresPool"]
+__all__ = ["OPTION_NAMES", "PostgresDriver", "PostgresPool"]
 
 _LIMITS = {
     # option: (smallest, largest)
@@ -50,7 +50,8 @@ _LIMITS = {
     "assumed_data_value_bytes": (1, 1 << 30),
     "max_data_amplification": (1, 1 << 30),
 }
-_OPTION_NAMES = {"allow_functions", "deny_functions", *_LIMITS}
+OPTION_NAMES = frozenset({"allow_functions", "deny_functions", *_LIMITS})
+"""The options of ``[drivers.postgres]``."""
 _REPLACED = {"max_bounded_literal_bytes": "the guard now budgets work instead (max_expression_milliseconds, "
                                           "max_built_value_bytes; docs/security.md)"}
 
@@ -67,7 +68,7 @@ class PostgresDriver:
         for name, replacement in _REPLACED.items():
             if name in options:
                 raise ValueError(f"[drivers.postgres] {name} is no longer a setting: {replacement}; remove it")
-        unknown = set(options) - _OPTION_NAMES
+        unknown = set(options) - OPTION_NAMES
         if unknown:
             raise ValueError(f"unknown [drivers.postgres] option(s): {', '.join(sorted(unknown))}")
         self.guard_options = GuardOptions(
