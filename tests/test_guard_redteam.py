@@ -18,10 +18,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from drivers.postgres.guard.sql_guard import parse_query
-from drivers.postgres.guard.structure import SelectTreeWalker
 from gateway.app import create_app, server_options
-from gateway.errors import QueryRejected
 from support import database_from, error_of, gateway_config, grant, register_database, user_headers
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

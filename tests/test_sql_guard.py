@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 
 import orjson
-import psycopg2
 import pytest
 from pglast import parser
 
-from drivers.postgres.guard.catalog import CATALOG_SQL as CATALOG_SNAPSHOT_SQL, Catalog as CatalogSnapshot
+from drivers.postgres.guard.catalog import Catalog as CatalogSnapshot
 from drivers.postgres.guard.function_policy import FunctionPolicy
 from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
 from drivers.postgres.guard.sql_guard import check_query, display_name, parse_query

@@ -13,9 +13,9 @@ from typing import Any
 
 from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.coercion import Coercions, Context
-from drivers.postgres.guard.ir import Expr, Query
+from drivers.postgres.guard.ir import Expr, Query, RangeEntry, SortItem, Target, Window
 from drivers.postgres.guard.resolution import Resolver
-from drivers.postgres.guard.scope import ParseState
+from drivers.postgres.guard.scope import NamespaceItem, ParseState
 
 Raw = dict[str, Any]
 """A node of pglast's JSON parse tree."""
@@ -70,6 +70,9 @@ class AnalyzerBase:
     def column_ref(self, body: Raw, state: ParseState) -> Expr:
         raise NotImplementedError
 
+    def item_for(self, state: ParseState, schema: str | None, name: str) -> tuple[NamespaceItem, int] | None:
+        raise NotImplementedError
+
     # calls.py
     def function_call(self, body: Raw, state: ParseState) -> Expr:
         raise NotImplementedError
@@ -78,6 +81,9 @@ class AnalyzerBase:
         raise NotImplementedError
 
     def unknown_attribute(self, arg: Expr, name: str) -> str:
+        raise NotImplementedError
+
+    def row_fields(self, expr: Expr) -> list[tuple[str, int, int]] | None:
         raise NotImplementedError
 
     # operators.py
@@ -100,5 +106,36 @@ class AnalyzerBase:
     def figure_name(self, node: Raw | None) -> str:
         raise NotImplementedError
 
-    def window_reference(self, over: Raw, state: ParseState) -> object:
+    # from_clause.py
+    def from_clause(self, items: list[Raw], state: ParseState, query_entries: list[RangeEntry]) -> list[RangeEntry]:
+        raise NotImplementedError
+
+    # clauses.py
+    def window_reference(self, over: Raw, state: ParseState) -> Window:
+        raise NotImplementedError
+
+    def window_definition(self, definition: Raw, state: ParseState) -> Window:
+        raise NotImplementedError
+
+    def target_list(self, nodes: list[Raw] | None, state: ParseState) -> list[Target]:
+        raise NotImplementedError
+
+    def target_entry(self, node: Raw, targets: list[Target], state: ParseState, construct: str,
+                     *, sql99: bool = False) -> Expr:
+        raise NotImplementedError
+
+    def resolve_unknown_targets(self, targets: list[Target]) -> None:
+        raise NotImplementedError
+
+    def where_clause(self, node: Raw | None, state: ParseState, construct: str) -> Expr | None:
+        raise NotImplementedError
+
+    def sort_clause(self, items: list[Raw] | None, targets: list[Target], state: ParseState,
+                    *, sql99: bool = False) -> list[SortItem]:
+        raise NotImplementedError
+
+    def group_clause(self, items: list[Raw] | None, targets: list[Target], state: ParseState) -> list[Expr]:
+        raise NotImplementedError
+
+    def limit_clause(self, node: Raw | None, state: ParseState, construct: str) -> Expr | None:
         raise NotImplementedError

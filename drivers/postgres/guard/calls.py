@@ -244,7 +244,8 @@ class Calls(AnalyzerBase):
             raise AnalysisError(problem)
         result = Call(result_type, function, arguments, variadic=variadic, kind="window", location=call.location)
         result.filter, result.star = filter_expr, call.star
-        result.window = self.window_reference(call.over, state)  # type: ignore[assignment]
+        assert call.over is not None  # a window outcome is decided by the OVER clause
+        result.window = self.window_reference(call.over, state)
         state.query_has_windows = True
         return result
 

@@ -144,23 +144,23 @@ class Clauses(AnalyzerBase):
         if kind == "A_Indirection":
             base = dict(body, indirection=body["indirection"][:-1])
             value = self.expr({"A_Indirection": base} if base["indirection"] else base["arg"], state)
-            fields = self.row_fields(value)  # type: ignore[attr-defined]
+            fields = self.row_fields(value)
             if fields is None:
                 raise AnalysisError(f"type {self.catalog.type_display(value.type)} is not composite")
             return [(name, FieldSelect(t, m, value, name)) for name, t, m in fields]
-        fields = [f["String"]["sval"] if "String" in f else None for f in body.get("fields", ())]
-        if len(fields) == 1:
+        names = [f["String"]["sval"] if "String" in f else None for f in body.get("fields", ())]
+        if len(names) == 1:
             if not top:
                 raise AnalysisError("* is not allowed here")  # not reachable through the grammar
             items = [i for i in state.namespace if i.cols_visible]
             if not items:
                 raise AnalysisError("SELECT * with no tables specified is not valid")
             return [(slot.name, self._column(item, index)) for item in items for index, slot in enumerate(item.columns)]
-        qualifier = [f for f in fields[:-1] if f is not None]
+        qualifier = [f for f in names[:-1] if f is not None]
         if len(qualifier) > 2:
             raise Unsupported("a column reference that names a database is not allowed")
         schema, relation = (qualifier[0], qualifier[1]) if len(qualifier) == 2 else (None, qualifier[0])
-        found = self.item_for(state, schema, relation)  # type: ignore[attr-defined]
+        found = self.item_for(state, schema, relation)
         if found is None:
             raise AnalysisError(f'missing FROM-clause entry for table "{relation}"')
         item, levels_up = found
@@ -293,7 +293,7 @@ class Clauses(AnalyzerBase):
                 raise AnalysisError(f'window "{name}" does not exist')
             if isinstance(defined, Window):
                 return defined
-            window = self.window_definition(defined, state)  # type: ignore[arg-type]
+            window = self.window_definition(defined, state)
             state.windows[name] = window
             return window
         return self.window_definition(over, state)
@@ -309,7 +309,7 @@ class Clauses(AnalyzerBase):
                 if base is None:
                     raise AnalysisError(f'window "{reference}" does not exist')
                 if not isinstance(base, Window):
-                    base = self.window_definition(base, state)  # type: ignore[arg-type]
+                    base = self.window_definition(base, state)
                     state.windows[reference] = base
                 window.partition, window.order = list(base.partition), list(base.order)
             window.partition += [self.expr(node, state) for node in definition.get("partitionClause", ())]

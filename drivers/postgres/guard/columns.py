@@ -33,9 +33,9 @@ class Columns(AnalyzerBase):
             found = state.column(name, location)
             if found is not None:
                 return found
-            item = state.item_named(name)
-            if item is not None:
-                return self.whole_row(*item, location)
+            named = state.item_named(name)
+            if named is not None:
+                return self.whole_row(*named, location)
             raise AnalysisError(f'column "{name}" does not exist')
         if len(fields) > 4:
             raise AnalysisError(f"improper qualified name (too many dotted names): "

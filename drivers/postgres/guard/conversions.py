@@ -36,7 +36,7 @@ from typing import Final
 
 from drivers.postgres.guard.bounds import Bound
 from drivers.postgres.guard.catalog import Catalog
-from drivers.postgres.guard.types import JSONB, TEXT
+from drivers.postgres.guard.types import JSONB
 
 IO_NS_PER_BYTE: Final = 64
 JSONB_INPUT_NS_PER_BYTE: Final = 256

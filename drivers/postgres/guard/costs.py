@@ -72,9 +72,9 @@ def cost_positions(catalog: Catalog) -> dict[int, tuple[int, ...]]:
         if function.source and function.kind == "f":
             by_symbol[(function.source, len(function.arguments))] = positions
     for function in catalog.functions.values():
-        key = (function.source, len(function.arguments))
-        if function.kind == "f" and key in by_symbol and function.oid not in resolved:
-            resolved[function.oid] = by_symbol[key]
+        symbol = (function.source, len(function.arguments))
+        if function.kind == "f" and symbol in by_symbol and function.oid not in resolved:
+            resolved[function.oid] = by_symbol[symbol]
     return resolved
 
 

@@ -10,13 +10,12 @@ expression gets the type PostgreSQL gives it.
 
 from __future__ import annotations
 
-from typing import Any
 
 from drivers.postgres.guard.base import AnalyzerBase, Raw
 from drivers.postgres.guard.coercion import Context
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.ir import (
-    Array, BoolOp, Case, CaseTest, Coalesce, Collate, Const, Expr, FieldSelect, Grouping, MinMax, Row, SubLink,
+    Array, BoolOp, Case, CaseTest, Coalesce, Collate, Const, Expr, Grouping, MinMax, Row, SubLink,
     SubSelectColumn, Subscript, Test, ValueFunction, Xml,
 )
 from drivers.postgres.guard.scope import ParseState

@@ -13,9 +13,10 @@ errors for ambiguous names.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from drivers.postgres.guard.errors import AnalysisError
-from drivers.postgres.guard.ir import ColumnSlot, RangeEntry, Var
+from drivers.postgres.guard.ir import ColumnSlot, RangeEntry, Var, Window
 from drivers.postgres.guard.types import SYSTEM_COLUMNS
 
 
@@ -53,7 +54,7 @@ class ParseState:
         self.ctes: dict[str, CommonTable] = {}
         self.lateral_active = False
         self.expr_kind = ""
-        self.windows: dict[str, object] = {}
+        self.windows: dict[str, Window | dict[str, Any]] = {}
         self.query_has_aggregates = False
         self.query_has_windows = False
 

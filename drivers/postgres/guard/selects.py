@@ -13,7 +13,7 @@ from __future__ import annotations
 from drivers.postgres.guard.base import AnalyzerBase, Raw
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.expressions import unwrap
-from drivers.postgres.guard.ir import ColumnSlot, Const, Expr, Query, RangeEntry, SetOpColumn, Target, Var
+from drivers.postgres.guard.ir import ColumnSlot, Const, Expr, Query, RangeEntry, SetOpColumn, Target, Var, Window
 from drivers.postgres.guard.scope import CommonTable, NamespaceItem, ParseState
 from drivers.postgres.guard.types import BOOL, RECORD, RECORD_ARRAY, UNKNOWN
 
@@ -55,7 +55,7 @@ class Selects(AnalyzerBase):
         if body.get("withClause"):
             query.ctes = self.with_clause(body["withClause"], state)
             query.recursive = bool(body["withClause"].get("recursive"))
-        query.from_items = self.from_clause(body.get("fromClause", []), state, query.entries)  # type: ignore
+        query.from_items = self.from_clause(body.get("fromClause", []), state, query.entries)
         for definition in body.get("windowClause", ()):
             window = definition["WindowDef"]
             name = window.get("name")
@@ -63,31 +63,31 @@ class Selects(AnalyzerBase):
                 raise AnalysisError(f'window "{name}" is already defined')
             state.windows[name] = window
         state.expr_kind = "SELECT"
-        query.targets = self.target_list(body.get("targetList"), state)  # type: ignore[attr-defined]
-        query.where = self.where_clause(body.get("whereClause"), state, "WHERE")  # type: ignore[attr-defined]
-        query.having = self.where_clause(body.get("havingClause"), state, "HAVING")  # type: ignore[attr-defined]
-        query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)  # type: ignore[attr-defined]
-        query.group = self.group_clause(body.get("groupClause"), query.targets, state)  # type: ignore
+        query.targets = self.target_list(body.get("targetList"), state)
+        query.where = self.where_clause(body.get("whereClause"), state, "WHERE")
+        query.having = self.where_clause(body.get("havingClause"), state, "HAVING")
+        query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)
+        query.group = self.group_clause(body.get("groupClause"), query.targets, state)
         distinct = body.get("distinctClause")
         if distinct is not None:
             query.distinct = True
             if distinct and distinct != [{}]:
-                query.distinct_on = [self.target_entry(node, query.targets, state, "DISTINCT ON")  # type: ignore
+                query.distinct_on = [self.target_entry(node, query.targets, state, "DISTINCT ON")
                                      for node in distinct]
         self._limits(body, query, state)
         for name, window in list(state.windows.items()):
-            if not hasattr(window, "partition"):
-                state.windows[name] = self.window_definition(window, state)  # type: ignore[attr-defined]
-            query.windows.append(state.windows[name])  # type: ignore[arg-type]
+            if not isinstance(window, Window):  # defined in WINDOW but used by no function: analysed now
+                window = state.windows[name] = self.window_definition(window, state)
+            query.windows.append(window)
         if resolve_unknowns:
-            self.resolve_unknown_targets(query.targets)  # type: ignore[attr-defined]
+            self.resolve_unknown_targets(query.targets)
         query.has_aggregates = state.query_has_aggregates
         query.has_window_functions = state.query_has_windows
         return query
 
     def _limits(self, body: Raw, query: Query, state: ParseState) -> None:
-        query.offset = self.limit_clause(body.get("limitOffset"), state, "OFFSET")  # type: ignore[attr-defined]
-        query.limit = self.limit_clause(body.get("limitCount"), state, "LIMIT")  # type: ignore[attr-defined]
+        query.offset = self.limit_clause(body.get("limitOffset"), state, "OFFSET")
+        query.limit = self.limit_clause(body.get("limitCount"), state, "LIMIT")
         if body.get("limitOption") == "LIMIT_OPTION_WITH_TIES" and not query.sort:
             raise AnalysisError("WITH TIES cannot be specified without ORDER BY clause")
 
@@ -117,7 +117,7 @@ class Selects(AnalyzerBase):
         item = NamespaceItem(entry)
         state.namespace.append(item)
         query.targets = [Target(c.name, Var(c.type, c.typmod, entry, i + 1, 0, c.name)) for i, c in enumerate(columns)]
-        query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)  # type: ignore[attr-defined]
+        query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)
         self._limits(body, query, state)
         return query
 
@@ -143,7 +143,7 @@ class Selects(AnalyzerBase):
         sort_state.namespace = [item]
         targets = [Target(t.name, Var(t.expr.type, t.expr.typmod, entry, i + 1, 0, t.name))
                    for i, t in enumerate(query.targets)]
-        query.sort = self.sort_clause(body.get("sortClause"), targets, sort_state)  # type: ignore[attr-defined]
+        query.sort = self.sort_clause(body.get("sortClause"), targets, sort_state)
         if any(t.junk for t in targets):
             raise AnalysisError("invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
                                 hint="Only result column names can be used, not expressions or functions.")

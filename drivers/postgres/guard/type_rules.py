@@ -121,30 +121,3 @@ def signature_refusal(catalog: Catalog, overload: FunctionInfo) -> str | None:
                 if returned or name not in TEXT_SEARCH_LOOKUP_TYPES:
                     return f"it takes or returns {name}, a type that looks catalog objects up by name"
     return None
-
-
-def reachable_types(
-    catalog: Catalog, nameable: frozenset[int], allowed_overloads: Iterable[FunctionInfo]
-) -> frozenset[int]:
-    """OIDs of the types a value in an allowed query can have.
-
-    A value gets its type from a cast or typed literal (``nameable``), from a
-    literal, or from an allowed function's result or OUT argument; arrays of
-    those and their elements follow. Columns of granted tables are assumed to
-    have such types too (``docs/security.md``, Limits). A type outside this set
-    (``aclitem``, ``regclass``, ``oidvector``...) can reach an operator only
-    as an untyped literal, which the operator analysis treats separately.
-    """
-    literal_types = ("int4", "int8", "numeric", "bool", "bit", "text")
-    reachable = set(nameable) | {catalog.type_oids[name] for name in literal_types if name in catalog.type_oids}
-    for overload in allowed_overloads:
-        reachable.update(oid for oid in output_types(overload) if oid in catalog.types)
-    for oid in list(reachable):
-        info = catalog.types[oid]
-        if info.kind == "p":
-            reachable.discard(oid)
-        elif info.is_array:
-            reachable.add(info.element)
-        elif info.array:
-            reachable.add(info.array)
-    return frozenset(oid for oid in reachable if catalog.types[oid].kind != "p")

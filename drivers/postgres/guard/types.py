@@ -229,7 +229,7 @@ class FunctionInfo:
         """The OUT/INOUT/TABLE arguments as (name, type): the columns of a function returning ``record``."""
         if not self.argument_modes:
             return ()
-        found = []
+        found: list[tuple[str, int]] = []
         for position, mode in enumerate(self.argument_modes):
             if mode in ("o", "b", "t"):
                 name = self.argument_names[position] if position < len(self.argument_names) else ""
