@@ -2,9 +2,12 @@
 
 One Python process serves on one core. With ``workers = N`` (N > 1) the
 ``dbgateway serve`` process binds N sockets to the address with
-``SO_REUSEPORT`` (so a taken port stops it before anything starts) and forks
-N workers, each serving one of them; the kernel spreads new client connections
-over the workers. Each builds its own app (pools, log buffer, metrics). The
+``SO_REUSEPORT`` (so a taken port stops it before anything starts) and forks N workers, each serving one of them; the kernel
+spreads new client connections over the workers. Each socket is held by its
+worker alone (the parent closes its copy after the fork, a worker the copies of
+later workers' sockets it inherited), so a worker that dies or drains takes its
+socket out of the kernel's rotation instead of leaving connections queued where
+nobody accepts them. Each builds its own app (pools, log buffer, metrics). The
 registry file is already safe for several processes (see
 ``gateway.registry.store``).
 
@@ -151,6 +154,12 @@ class WorkerSupervisor:
         code = 1
         try:
             os.setpgid(0, 0)
+            # Only its own listening sockets: a worker holding a sibling's would keep it listening after that
+            # sibling died or began to drain, and the kernel would go on queuing connections nobody accepts.
+            for others in self._bound_sockets:
+                if others is not sockets:
+                    for bound in others:
+                        bound.close()
             for signum in _STOP_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
             _stop_when_parent_dies(parent)
