@@ -102,6 +102,24 @@ def listening_sockets(config: GatewayConfig, *, reuse_port: bool = False) -> lis
     return sockets
 
 
+def worker_sockets(config: GatewayConfig, workers: int) -> list[list[socket.socket]]:
+    """The bound sockets of ``workers`` workers (``listening_sockets`` each), with ``SO_REUSEPORT``.
+
+    ``SO_REUSEPORT`` lets any process of the same user bind the port once more,
+    so binding alone would not notice another gateway that already serves it
+    (its workers' sockets carry the option too) and both would split the
+    traffic. A socket bound first without the option, and closed again once the
+    workers' sockets are bound, fails as a single gateway's bind does when
+    anything listens on the address.
+    """
+    probe = listening_sockets(config)
+    try:
+        return [listening_sockets(config, reuse_port=True) for _ in range(workers)]
+    finally:
+        for bound in probe:
+            bound.close()
+
+
 def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.socket]) -> int:
     """Serve ``app`` on ``sockets`` until SIGINT or SIGTERM; the exit status (0, or 1 past the deadline)."""
     # A full garbage collection walks every object of the process and holds the event loop for

@@ -2,7 +2,8 @@
 
 One Python process serves on one core. With ``workers = N`` (N > 1) the
 ``dbgateway serve`` process binds N sockets to the address with
-``SO_REUSEPORT`` (so a taken port stops it before anything starts) and forks N workers, each serving one of them; the kernel
+``SO_REUSEPORT`` (``serving.worker_sockets``: a taken port stops it before
+anything starts) and forks N workers, each serving one of them; the kernel
 spreads new client connections over the workers. Each socket is held by its
 worker alone (the parent closes its copy after the fork, a worker the copies of
 later workers' sockets it inherited), so a worker that dies or drains takes its

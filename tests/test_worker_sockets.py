@@ -180,3 +180,32 @@ def test_connections_made_during_a_sigterm_drain_are_answered_or_refused(
         for stream in streams:
             stream.close()
     assert gateway.stop(timeout=30) == 0, gateway.log()[-2000:]
+
+
+@pytest.mark.parametrize(("first", "second"), [(1, 4), (4, 1), (4, 4)])
+def test_a_second_gateway_on_a_served_port_is_one_line_and_exit_2(
+    tmp_path: Path, gateways: list[GatewayProcess], first: int, second: int
+) -> None:
+    """Whatever the worker counts on either side: the second gateway says the port is in use and exits 2,
+    and the first goes on serving the port alone."""
+    gateway = start_workers(tmp_path / "first" / "data", first, DBGATEWAY_LOG_LEVEL="warning")
+    gateways.append(gateway)
+    served_by = listening_inodes(gateway.port)
+    (tmp_path / "second").mkdir()
+    other = start_gateway_process(
+        tmp_path / "second" / "data", gateway.port, DBGATEWAY_WORKERS=str(second), DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN
+    )
+    try:
+        _, stderr = other.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the second gateway started on the served port") from None
+    finally:
+        if other.poll() is None:
+            other.send_signal(signal.SIGTERM)
+            other.communicate()
+    lines = stderr.strip().splitlines()
+    assert other.returncode == 2, stderr
+    assert len(lines) == 1 and lines[0].startswith("dbgateway: ") and "already in use" in lines[0], stderr
+    assert f"127.0.0.1:{gateway.port}" in lines[0]
+    assert listening_inodes(gateway.port) == served_by
+    assert outcomes_of_new_connections(gateway.port, 10) == ["200"] * 10
