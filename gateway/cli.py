@@ -1,4 +1,4 @@
-"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM.
+"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C, SIGTERM or SIGHUP.
 
 A start that fails is one line on stderr. Exit status 2: a setting, the
 registry's content, the data folder or the listening address cannot be used (a

@@ -6,7 +6,9 @@ address that does not resolve, a data folder it cannot write) stop it with one
 sentence (``StartupError``, exit status 2) and ``gateway_listening`` is logged
 only once the port is held.
 
-After SIGTERM (or SIGINT) a serving process stops accepting connections, lets
+After SIGTERM, SIGINT or SIGHUP (``STOP_SIGNALS``, logged with the signal's name
+in ``gateway_stopping``; a repeat is logged and changes nothing) a serving
+process stops accepting connections, lets
 running requests go on for ``REQUEST_GRACE_SHARE`` of ``shutdown_timeout``,
 then cancels those still running (a GetData stream to a client that reads
 slowly is cut there), closes the database pools and exits 0. Should anything
@@ -17,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import gc
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -52,6 +56,11 @@ _BIND_PROBLEMS = {
     errno.EADDRNOTAVAIL: "the address is not one of this host's",
     errno.EACCES: "permission denied (ports below 1024 need privileges)",
 }
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Each begins the same graceful stop. SIGHUP too: the gateway has nothing it could reload in place (settings are
+read at start, workers are forks of the main process), and a terminal that closes sends it."""
 
 
 class StartupError(Exception):
@@ -121,7 +130,7 @@ def worker_sockets(config: GatewayConfig, workers: int) -> list[list[socket.sock
 
 
 def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.socket]) -> int:
-    """Serve ``app`` on ``sockets`` until SIGINT or SIGTERM; the exit status (0, or 1 past the deadline)."""
+    """Serve ``app`` on ``sockets`` until a stop signal; the exit status (0, or 1 past the deadline)."""
     # A full garbage collection walks every object of the process and holds the event loop for
     # as long (20 ms here); GetData's per-request caches churn enough to trigger one every second
     # or so. The objects built so far live as long as the process, so they are frozen out of the
@@ -130,7 +139,9 @@ def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.sock
     gc.freeze()
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, FULL_COLLECTION_THRESHOLD)
-    app.on_shutdown.append(_bound_the_shutdown)
+    stop_signals = StopSignals()
+    app.on_startup.append(stop_signals.install)
+    app.on_shutdown.append(functools.partial(_bound_the_shutdown, stop_signals=stop_signals))
     web.run_app(
         app,
         sock=sockets,
@@ -146,16 +157,44 @@ def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.sock
     return 0
 
 
+class StopSignals:
+    """``STOP_SIGNALS`` in a serving process: the first begins the graceful stop, a later one is logged and ignored."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        """The name of the signal that began the stop, once one did."""
+        self._logger: structlog.typing.FilteringBoundLogger | None = None
+
+    async def install(self, app: web.Application) -> None:
+        """On start-up, in place of aiohttp's own handlers (SIGINT and SIGTERM only, and each raising again)."""
+        self._logger = app[LOGGER]
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, self._received, signum)
+
+    def _received(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        if self.first is not None:
+            # Raising again would end aiohttp's clean-up halfway; the stop is bounded by shutdown_timeout anyway.
+            if self._logger is not None:
+                self._logger.info("stop_signal_ignored", signal=name, reason=f"already stopping after {self.first}")
+            return
+        self.first = name
+        raise web.GracefulExit()  # aiohttp's run_app then stops the server: the drain below
+
+
 def request_grace_seconds(config: GatewayConfig) -> float:
     """How long running requests may go on after SIGTERM before they are cancelled."""
     return config.shutdown_timeout * REQUEST_GRACE_SHARE
 
 
-async def _bound_the_shutdown(app: web.Application) -> None:
+async def _bound_the_shutdown(app: web.Application, *, stop_signals: StopSignals) -> None:
     """Runs once the sockets are closed: cut requests at the grace period, exit at ``shutdown_timeout``."""
     config, logger = app[CONFIG], app[LOGGER]
     grace = request_grace_seconds(config)
-    logger.info("gateway_stopping", running_requests=len(app[REQUEST_TASKS]), grace_seconds=grace)
+    logger.info(
+        "gateway_stopping", signal=stop_signals.first, running_requests=len(app[REQUEST_TASKS]), grace_seconds=grace
+    )
     asyncio.get_running_loop().call_later(grace, _cut_running_requests, app)
     # aiohttp waits for handlers in two rounds of shutdown_timeout each, and closing pools can wait on
     # a database: a timer outside the event loop keeps the promise whatever holds the loop.

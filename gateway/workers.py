@@ -12,8 +12,8 @@ nobody accepts them. Each builds its own app (pools, log buffer, metrics). The
 registry file is already safe for several processes (see
 ``gateway.registry.store``).
 
-The parent only supervises. SIGTERM or SIGINT to it stops every worker
-gracefully; it exits 0 once they have, or 1 when it had to kill one still
+The parent only supervises. SIGTERM, SIGINT or SIGHUP to it stops every worker
+gracefully (a repeat is logged and ignored); it exits 0 once they have, or 1 when it had to kill one still
 running ``KILL_MARGIN_SECONDS`` past ``shutdown_timeout`` (or one failed to stop
 cleanly). A worker that dies while serving is replaced; one that dies within
 ``STARTUP_GRACE_SECONDS`` of its start stops the whole gateway with exit status
@@ -47,7 +47,7 @@ from gateway.config import GatewayConfig
 from gateway.keys import LOG_RING
 from gateway.log_sharing import share_logs
 from gateway.log_stream import flush_held_lines
-from gateway.serving import StartupError, listening_sockets, serve
+from gateway.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0
 """A worker that exits sooner than this after its start is taken to have failed to start."""
@@ -55,9 +55,9 @@ STARTUP_GRACE_SECONDS = 2.0
 KILL_MARGIN_SECONDS = 2.0
 """How long past ``shutdown_timeout`` the parent waits for stopping workers before it kills them."""
 
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+_STOP_SIGNALS = set(STOP_SIGNALS)
 # Exit codes of a worker that stopped as told: served and exited 0, or was still starting (signals at their default).
-_CLEAN_STOPS = {0, -signal.SIGTERM, -signal.SIGINT}
+_CLEAN_STOPS = {0, *(-signum for signum in STOP_SIGNALS)}
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
@@ -177,7 +177,11 @@ class WorkerSupervisor:
             os._exit(code)
 
     def _stop_requested(self, signum: int, frame: Any) -> None:
-        self._logger.info("workers_stopping", signal=signal.Signals(signum).name)
+        name = signal.Signals(signum).name
+        if self._stopping:
+            self._logger.info("stop_signal_ignored", signal=name, reason="already stopping")
+            return
+        self._logger.info("workers_stopping", signal=name)
         self._stop_workers()
 
     def _stop_workers(self) -> None:

@@ -99,7 +99,8 @@ def call(
 
 
 def get_data(gateway: GatewayProcess, local_database_name: str, *, timeout: float = ANSWER_DEADLINE) -> tuple[int, Any]:
-    return call(gateway, "GET", "/GetData", {"local_database_name": local_database_name, "query": QUERY}, timeout=timeout)
+    params = {"local_database_name": local_database_name, "query": QUERY}
+    return call(gateway, "GET", "/GetData", params, timeout=timeout)
 
 
 def events(gateway: GatewayProcess, event: str) -> list[dict[str, Any]]:
