@@ -17,6 +17,13 @@ whenever the server answers or the connection attempt fails. Both call the
 libpq psycopg2 itself uses (its ``pgconn_ptr`` is meant for ctypes), found
 through psycopg2's own extension module.
 
+Two other ways were weighed. Sending PostgreSQL's CancelRequest on an asyncio
+connection needs the backend's secret key, which psycopg2 does not expose
+(``connection.info`` has the pid only). ``pg_cancel_backend(pid)`` over a
+connection of its own costs an authenticated backend per cancel and fails when
+the role or the server has no connection left, where a cancel request needs
+none.
+
 The cancel key is read from the connection when the attempt starts, so the
 caller may close the connection meanwhile. A cancel the server has not
 acknowledged may still reach it later: the query runner never hands such a
