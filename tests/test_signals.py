@@ -88,7 +88,18 @@ def test_sighup_finishes_running_answers_logs_and_exits_0(
         )
         gateway.process.send_signal(signal.SIGHUP)  # a repeat changes nothing
         assert eventually(lambda: bool(log_entries(gateway, "stop_signal_ignored")), 30), gateway.log()[-2000:]
-        answer = json.loads(response.read())
+        # Read until the gateway wrote the answer's last byte (its audit entry says so), then pause again: what
+        # the process still holds must reach the client although it is about to exit.
+        body = bytearray()
+        while not [entry for entry in log_entries(gateway, "audit") if entry["action"] == "get_data"]:
+            chunk = response.read(65536)
+            assert chunk, "the answer ended before the gateway finished it"
+            body += chunk
+        assert eventually(
+            lambda: gateway.process.poll() is not None or bool(log_entries(gateway, "answers_still_sending")), 30
+        )
+        body += response.read()
+        answer = json.loads(body)
     finally:
         connection.close()
     assert answer[0]["row_count"] == ROWS and len(answer[0]["data"]) == ROWS
