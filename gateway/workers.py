@@ -13,9 +13,9 @@ registry file is already safe for several processes (see
 ``gateway.registry.store``).
 
 The parent only supervises. SIGTERM, SIGINT or SIGHUP to it stops every worker
-gracefully (a repeat is logged and ignored); it exits 0 once they have, or 1 when it had to kill one still
-running ``KILL_MARGIN_SECONDS`` past ``shutdown_timeout`` (or one failed to stop
-cleanly). A worker that dies while serving is replaced; one that dies within
+gracefully (a repeat is logged and ignored); it exits 0 once they have, or 1
+when it had to kill one still running ``KILL_MARGIN_SECONDS`` past
+``shutdown_timeout`` (or one failed to stop cleanly). A worker that dies while serving is replaced; one that dies within
 ``STARTUP_GRACE_SECONDS`` of its start stops the whole gateway with exit status
 1, since a replacement would fail the same way. Workers run in their own
 process group, so a terminal's Ctrl-C reaches the parent only, which then

@@ -29,12 +29,13 @@ Each statement is awaited without a task of its own (``statements``): aiopg's
 own wait closes the connection when the request is cancelled, and the server
 would go on running the query for a client that is gone. The runner waits on
 aiopg's waiter until the query's deadline instead; on the time limit or a
-cancellation it first cancels the statement on the server (``cancel.start_cancel``:
-libpq's cancel request, sent without blocking the process), waits briefly for
-the connection to answer, and then ends the transaction, or discards the
-connection if it does not answer. A backend discarded so may
-still run (a built-in that never checks for interrupts): its pid goes to
-``runaways.RunawayBackends``, which counts it against the pool until it is gone.
+cancellation it first cancels the statement on the server
+(``cancel.start_cancel``: libpq's cancel request, sent without blocking the
+process), waits briefly for the connection to answer, and then ends the
+transaction, or discards the connection if it does not answer. A backend
+discarded so may still run (a built-in that never checks for interrupts): its
+pid goes to ``runaways.RunawayBackends``, which counts it against the pool
+until it is gone.
 
 The server's cancel (SQLSTATE 57014) reaches the runner as psycopg2's
 ``QueryCanceledError`` and becomes ``QueryTimeout``. Statements that still go
