@@ -73,9 +73,10 @@ def newest(pids: list[int]) -> int:
     return min(pids, key=lambda pid: (seconds_running(pid), -pid))
 
 
-def start_workers(data_dir: Path, workers: int, **settings: str) -> GatewayProcess:
-    """A gateway with ``workers`` workers, each listening on the port."""
+def start_workers(started: list[GatewayProcess], data_dir: Path, workers: int, **settings: str) -> GatewayProcess:
+    """A gateway with ``workers`` workers, each listening on the port; added to ``started`` (to be stopped)."""
     gateway = GatewayProcess(data_dir, DBGATEWAY_WORKERS=str(workers), **settings)
+    started.append(gateway)
     gateway.wait_until_listening()
     forked = workers if workers > 1 else 0  # one worker: the process serves by itself
     assert eventually(
@@ -104,8 +105,7 @@ def test_after_a_worker_is_killed_every_new_connection_is_answered(
 ) -> None:
     """SIGKILL the worker forked last: every new connection gets an answer, from the others and then from its
     replacement; none waits on the dead worker's socket."""
-    gateway = start_workers(tmp_path / "data", workers, DBGATEWAY_LOG_LEVEL="warning")
-    gateways.append(gateway)
+    gateway = start_workers(gateways, tmp_path / "data", workers, DBGATEWAY_LOG_LEVEL="warning")
     supervisor = gateway.process.pid
     # Dying sooner than this after its start (by the supervisor's clock, taken a moment after the fork), a worker
     # counts as failing to start and stops the gateway.
@@ -150,12 +150,11 @@ def test_connections_made_during_a_sigterm_drain_are_answered_or_refused(
     """While every worker drains a stream after SIGTERM, new connections are refused (or answered), never left
     waiting on a socket no worker accepts on any more."""
     gateway = start_workers(
-        tmp_path / "data", workers,
+        gateways, tmp_path / "data", workers,
         DBGATEWAY_SHUTDOWN_TIMEOUT="60",  # the drain outlasts the test: only the streams' end finishes it
         DBGATEWAY_CLIENT_STALL_TIMEOUT="300",
         DBGATEWAY_TOKEN_QUERY_LIMIT="10",
     )  # fmt: skip
-    gateways.append(gateway)
     register_in_process(gateway.port, "big", served_database, READER_TOKEN)
     streams: list[socket.socket] = []
     try:
@@ -188,8 +187,7 @@ def test_a_second_gateway_on_a_served_port_is_one_line_and_exit_2(
 ) -> None:
     """Whatever the worker counts on either side: the second gateway says the port is in use and exits 2,
     and the first goes on serving the port alone."""
-    gateway = start_workers(tmp_path / "first" / "data", first, DBGATEWAY_LOG_LEVEL="warning")
-    gateways.append(gateway)
+    gateway = start_workers(gateways, tmp_path / "first" / "data", first, DBGATEWAY_LOG_LEVEL="warning")
     served_by = listening_inodes(gateway.port)
     (tmp_path / "second").mkdir()
     other = start_gateway_process(
