@@ -1,4 +1,4 @@
-"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C or SIGTERM.
+"""The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C, SIGTERM or SIGHUP.
 
 A start that fails is one line on stderr. Exit status 2: a setting, the
 registry's content, the data folder or the listening address cannot be used (a
@@ -22,7 +22,7 @@ from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
 from gateway.registry import RegistryLoadError, RegistryUnreachable
 from gateway.registry_commands import add_registry_commands, run_registry_command
-from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve
+from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve, worker_sockets
 from gateway.workers import WorkerSupervisor
 
 
@@ -113,7 +113,7 @@ def run_serve(loaded: LoadedConfig) -> int:
     config = loaded.config
     prepare_data_dir(config)
     # Bound before anything else, so a taken port is one sentence on stderr and nothing claims to listen.
-    bound = [listening_sockets(config, reuse_port=config.workers > 1) for _ in range(config.workers)]
+    bound = worker_sockets(config, config.workers) if config.workers > 1 else [listening_sockets(config)]
     app = create_app(config)
     # The app built above checked the settings and the registry once; each worker builds its own.
     supervisor = WorkerSupervisor(config, create_app, app[LOGGER], bound) if config.workers > 1 else None

@@ -119,7 +119,7 @@ class GatewayConfig:
     client_stall_timeout: float = attrs.field(default=10.0, validator=_positive)
     """Seconds a client may take to accept each piece of a streamed GetData answer before the stream is cut."""
     shutdown_timeout: float = attrs.field(default=10.0, validator=attrs.validators.ge(1.0))
-    """Seconds a serving process takes at most to exit after SIGTERM; running requests get 80 % of it."""
+    """Seconds a serving process takes at most to exit after a stop signal; running requests get 80 % of it."""
     pool_min_size: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     """Connections a database pool keeps open once used."""
     pool_max_size: int = attrs.field(default=10, validator=_positive)

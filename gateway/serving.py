@@ -6,7 +6,9 @@ address that does not resolve, a data folder it cannot write) stop it with one
 sentence (``StartupError``, exit status 2) and ``gateway_listening`` is logged
 only once the port is held.
 
-After SIGTERM (or SIGINT) a serving process stops accepting connections, lets
+After SIGTERM, SIGINT or SIGHUP (``STOP_SIGNALS``, logged with the signal's name
+in ``gateway_stopping``; a repeat is logged and changes nothing) a serving
+process stops accepting connections, lets
 running requests go on for ``REQUEST_GRACE_SHARE`` of ``shutdown_timeout``,
 then cancels those still running (a GetData stream to a client that reads
 slowly is cut there), closes the database pools and exits 0. Should anything
@@ -19,10 +21,12 @@ import asyncio
 import errno
 import gc
 import os
+import signal
 import socket
 import sys
 import tempfile
 import threading
+import weakref
 
 import structlog
 from aiohttp import web
@@ -44,6 +48,9 @@ FULL_COLLECTION_THRESHOLD = 100
 YOUNG_COLLECTION_THRESHOLD = 7000
 """New container objects between two young-generation collections (Python's default is 700); see ``serve``."""
 
+FLUSH_POLL_SECONDS = 0.05
+"""While stopping, how often the process looks whether the answers' last bytes left its buffers."""
+
 DEADLINE_EXIT_STATUS = 1
 """The exit status of a process that was still stopping at ``shutdown_timeout``."""
 
@@ -52,6 +59,11 @@ _BIND_PROBLEMS = {
     errno.EADDRNOTAVAIL: "the address is not one of this host's",
     errno.EACCES: "permission denied (ports below 1024 need privileges)",
 }
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Each begins the same graceful stop. SIGHUP too: the gateway has nothing it could reload in place (settings are
+read at start, workers are forks of the main process), and a terminal that closes sends it."""
 
 
 class StartupError(Exception):
@@ -102,8 +114,26 @@ def listening_sockets(config: GatewayConfig, *, reuse_port: bool = False) -> lis
     return sockets
 
 
+def worker_sockets(config: GatewayConfig, workers: int) -> list[list[socket.socket]]:
+    """The bound sockets of ``workers`` workers (``listening_sockets`` each), with ``SO_REUSEPORT``.
+
+    ``SO_REUSEPORT`` lets any process of the same user bind the port once more,
+    so binding alone would not notice another gateway that already serves it
+    (its workers' sockets carry the option too) and both would split the
+    traffic. A socket bound first without the option, and closed again once the
+    workers' sockets are bound, fails as a single gateway's bind does when
+    anything listens on the address.
+    """
+    probe = listening_sockets(config)
+    try:
+        return [listening_sockets(config, reuse_port=True) for _ in range(workers)]
+    finally:
+        for bound in probe:
+            bound.close()
+
+
 def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.socket]) -> int:
-    """Serve ``app`` on ``sockets`` until SIGINT or SIGTERM; the exit status (0, or 1 past the deadline)."""
+    """Serve ``app`` on ``sockets`` until a stop signal; the exit status (0, or 1 past the deadline)."""
     # A full garbage collection walks every object of the process and holds the event loop for
     # as long (20 ms here); GetData's per-request caches churn enough to trigger one every second
     # or so. The objects built so far live as long as the process, so they are frozen out of the
@@ -112,7 +142,7 @@ def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.sock
     gc.freeze()
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, FULL_COLLECTION_THRESHOLD)
-    app.on_shutdown.append(_bound_the_shutdown)
+    Drain(config).attach(app)
     web.run_app(
         app,
         sock=sockets,
@@ -128,22 +158,86 @@ def serve(app: web.Application, config: GatewayConfig, sockets: list[socket.sock
     return 0
 
 
+class Drain:
+    """A serving process's graceful stop: the signal that begins it, the running requests' grace, the answers' tails.
+
+    ``STOP_SIGNALS`` replace aiohttp's own handlers (SIGINT and SIGTERM only,
+    raising again at a repeat, which ended aiohttp's clean-up halfway): the
+    first begins the stop, a later one is logged and ignored. Once the requests
+    are done, the process waits, until their grace ends, for what their answers
+    left in the event loop's write buffers (the part of an answer a slowly
+    reading client has not taken yet, tens of KiB): the loop would otherwise
+    close with it, and an answer the server finished would reach the client cut
+    (``answers_still_sending`` says when it waits).
+    """
+
+    def __init__(self, config: GatewayConfig) -> None:
+        self._config = config
+        self.signal: str | None = None
+        """The name of the signal that began the stop, once one did."""
+        self._logger: structlog.typing.FilteringBoundLogger | None = None
+        self._grace_ends: float | None = None
+        self._connections: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
+
+    def attach(self, app: web.Application) -> None:
+        app.on_startup.append(self._handle_signals)
+        app.on_response_prepare.append(self._answering)
+        app.on_shutdown.append(self._begin)
+        app.on_cleanup.append(self._let_answers_out)
+
+    async def _handle_signals(self, app: web.Application) -> None:
+        """On start-up, after aiohttp installed its handlers, which these replace."""
+        self._logger = app[LOGGER]
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(signum, self._received, signum)
+
+    def _received(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        if self.signal is not None:
+            if self._logger is not None:
+                self._logger.info("stop_signal_ignored", signal=name, reason=f"already stopping after {self.signal}")
+            return
+        self.signal = name
+        raise web.GracefulExit()  # aiohttp's run_app then closes the sockets and runs _begin
+
+    async def _answering(self, request: web.Request, response: web.StreamResponse) -> None:
+        """``on_response_prepare``: the connection an answer goes out on."""
+        if request.transport is not None:
+            self._connections.add(request.transport)
+
+    async def _begin(self, app: web.Application) -> None:
+        """Runs once the sockets are closed: cut requests at the grace period, exit at ``shutdown_timeout``."""
+        config, logger = self._config, app[LOGGER]
+        grace = request_grace_seconds(config)
+        running = len(app[REQUEST_TASKS])
+        logger.info("gateway_stopping", signal=self.signal, running_requests=running, grace_seconds=grace)
+        loop = asyncio.get_running_loop()
+        self._grace_ends = loop.time() + grace
+        loop.call_later(grace, _cut_running_requests, app)
+        # aiohttp waits for handlers in two rounds of shutdown_timeout each, and closing pools can wait on
+        # a database: a timer outside the event loop keeps the promise whatever holds the loop.
+        deadline = threading.Timer(config.shutdown_timeout, _exit_at_deadline, args=(logger, config.shutdown_timeout))
+        deadline.daemon = True
+        deadline.start()
+
+    async def _let_answers_out(self, app: web.Application) -> None:
+        """``on_cleanup``, every request done: wait until the answers' last bytes left, or the grace ends."""
+        loop = asyncio.get_running_loop()
+        logged = False
+        while self._grace_ends is not None and loop.time() < self._grace_ends:
+            held = [size for connection in list(self._connections) if (size := connection.get_write_buffer_size())]
+            if not held:
+                return
+            if not logged:
+                app[LOGGER].info("answers_still_sending", connections=len(held), bytes=sum(held))
+                logged = True
+            await asyncio.sleep(FLUSH_POLL_SECONDS)
+
+
 def request_grace_seconds(config: GatewayConfig) -> float:
     """How long running requests may go on after SIGTERM before they are cancelled."""
     return config.shutdown_timeout * REQUEST_GRACE_SHARE
-
-
-async def _bound_the_shutdown(app: web.Application) -> None:
-    """Runs once the sockets are closed: cut requests at the grace period, exit at ``shutdown_timeout``."""
-    config, logger = app[CONFIG], app[LOGGER]
-    grace = request_grace_seconds(config)
-    logger.info("gateway_stopping", running_requests=len(app[REQUEST_TASKS]), grace_seconds=grace)
-    asyncio.get_running_loop().call_later(grace, _cut_running_requests, app)
-    # aiohttp waits for handlers in two rounds of shutdown_timeout each, and closing pools can wait on
-    # a database: a timer outside the event loop keeps the promise whatever holds the loop.
-    deadline = threading.Timer(config.shutdown_timeout, _exit_at_deadline, args=(logger, config.shutdown_timeout))
-    deadline.daemon = True
-    deadline.start()
 
 
 def _cut_running_requests(app: web.Application) -> None:

@@ -2,16 +2,20 @@
 
 One Python process serves on one core. With ``workers = N`` (N > 1) the
 ``dbgateway serve`` process binds N sockets to the address with
-``SO_REUSEPORT`` (so a taken port stops it before anything starts) and forks
-N workers, each serving one of them; the kernel spreads new client connections
-over the workers. Each builds its own app (pools, log buffer, metrics). The
+``SO_REUSEPORT`` (``serving.worker_sockets``: a taken port stops it before
+anything starts) and forks N workers, each serving one of them; the kernel
+spreads new client connections over the workers. Each socket is held by its
+worker alone (the parent closes its copy after the fork, a worker the copies of
+later workers' sockets it inherited), so a worker that dies or drains takes its
+socket out of the kernel's rotation instead of leaving connections queued where
+nobody accepts them. Each builds its own app (pools, log buffer, metrics). The
 registry file is already safe for several processes (see
 ``gateway.registry.store``).
 
-The parent only supervises. SIGTERM or SIGINT to it stops every worker
-gracefully; it exits 0 once they have, or 1 when it had to kill one still
-running ``KILL_MARGIN_SECONDS`` past ``shutdown_timeout`` (or one failed to stop
-cleanly). A worker that dies while serving is replaced; one that dies within
+The parent only supervises. SIGTERM, SIGINT or SIGHUP to it stops every worker
+gracefully (a repeat is logged and ignored); it exits 0 once they have, or 1
+when it had to kill one still running ``KILL_MARGIN_SECONDS`` past
+``shutdown_timeout`` (or one failed to stop cleanly). A worker that dies while serving is replaced; one that dies within
 ``STARTUP_GRACE_SECONDS`` of its start stops the whole gateway with exit status
 1, since a replacement would fail the same way. Workers run in their own
 process group, so a terminal's Ctrl-C reaches the parent only, which then
@@ -43,7 +47,7 @@ from gateway.config import GatewayConfig
 from gateway.keys import LOG_RING
 from gateway.log_sharing import share_logs
 from gateway.log_stream import flush_held_lines
-from gateway.serving import StartupError, listening_sockets, serve
+from gateway.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0
 """A worker that exits sooner than this after its start is taken to have failed to start."""
@@ -51,9 +55,9 @@ STARTUP_GRACE_SECONDS = 2.0
 KILL_MARGIN_SECONDS = 2.0
 """How long past ``shutdown_timeout`` the parent waits for stopping workers before it kills them."""
 
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+_STOP_SIGNALS = set(STOP_SIGNALS)
 # Exit codes of a worker that stopped as told: served and exited 0, or was still starting (signals at their default).
-_CLEAN_STOPS = {0, -signal.SIGTERM, -signal.SIGINT}
+_CLEAN_STOPS = {0, *(-signum for signum in STOP_SIGNALS)}
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
@@ -151,6 +155,12 @@ class WorkerSupervisor:
         code = 1
         try:
             os.setpgid(0, 0)
+            # Only its own listening sockets: a worker holding a sibling's would keep it listening after that
+            # sibling died or began to drain, and the kernel would go on queuing connections nobody accepts.
+            for others in self._bound_sockets:
+                if others is not sockets:
+                    for bound in others:
+                        bound.close()
             for signum in _STOP_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
             _stop_when_parent_dies(parent)
@@ -167,7 +177,11 @@ class WorkerSupervisor:
             os._exit(code)
 
     def _stop_requested(self, signum: int, frame: Any) -> None:
-        self._logger.info("workers_stopping", signal=signal.Signals(signum).name)
+        name = signal.Signals(signum).name
+        if self._stopping:
+            self._logger.info("stop_signal_ignored", signal=name, reason="already stopping")
+            return
+        self._logger.info("workers_stopping", signal=name)
         self._stop_workers()
 
     def _stop_workers(self) -> None:

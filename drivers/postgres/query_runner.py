@@ -29,11 +29,13 @@ Each statement is awaited without a task of its own (``statements``): aiopg's
 own wait closes the connection when the request is cancelled, and the server
 would go on running the query for a client that is gone. The runner waits on
 aiopg's waiter until the query's deadline instead; on the time limit or a
-cancellation it first cancels the statement on the server (libpq's PQcancel),
-waits briefly for the connection to answer, and then ends the transaction, or
-discards the connection if it does not answer. A backend discarded so may
-still run (a built-in that never checks for interrupts): its pid goes to
-``runaways.RunawayBackends``, which counts it against the pool until it is gone.
+cancellation it first cancels the statement on the server
+(``cancel.start_cancel``: libpq's cancel request, sent without blocking the
+process), waits briefly for the connection to answer, and then ends the
+transaction, or discards the connection if it does not answer. A backend
+discarded so may still run (a built-in that never checks for interrupts): its
+pid goes to ``runaways.RunawayBackends``, which counts it against the pool
+until it is gone.
 
 The server's cancel (SQLSTATE 57014) reaches the runner as psycopg2's
 ``QueryCanceledError`` and becomes ``QueryTimeout``. Statements that still go
@@ -54,6 +56,7 @@ import aiopg
 import psycopg2
 import psycopg2.extensions as pg_ext
 
+from drivers.postgres.cancel import start_cancel
 from drivers.postgres.connections import acquire_live_connection, first_line, release_connection
 from drivers.postgres.deferred_casts import Finish, read_as_text
 from drivers.postgres.query_errors import cut_message, database_error, timeout_error
@@ -369,23 +372,39 @@ class StreamingQuery:
         return int(self._cursor.rowcount)
 
     async def _abandon(self, waiter: asyncio.Future[None], *, reason: str) -> None:
-        """Cancel the statement in flight on the server and wait briefly; discard the connection if it stays busy."""
+        """Cancel the statement in flight on the server and wait briefly; discard the connection if it stays busy.
+
+        The cancel is sent without blocking (``cancel.start_cancel``) and both it and
+        the statement get ``CLEANUP_GRACE_SECONDS``: a statement still running then
+        is abandoned (its backend a runaway), and a connection whose statement ended
+        while its cancel went unacknowledged is closed, since that cancel could still
+        reach the server and cut the next request's statement.
+        """
+        deadline = self._loop.time() + CLEANUP_GRACE_SECONDS
+        cancelling: asyncio.Future[str | None] | None = None
         if not waiter.done():
             self._logger.info("postgres_statement_cancelling", reason=reason)
-            try:
-                # PQcancel blocks while it sends the cancel request over a new
-                # socket; that is one round trip to a server we already talk to.
-                self._connection.raw.cancel()
-            except psycopg2.Error as exc:
-                self._logger.warning("postgres_cancel_failed", reason=first_line(exc))
+            cancelling = start_cancel(self._connection.raw, deadline)
+            cancelling.add_done_callback(self._cancel_outcome)
         waiter.add_done_callback(retrieve_outcome)  # its error is the cancel we asked for
         try:
-            await wait_until(waiter, self._loop.time() + CLEANUP_GRACE_SECONDS)
+            if await wait_until(waiter, deadline) and cancelling is not None:
+                await wait_until(cancelling, deadline)
         finally:
             if not waiter.done():
                 self._logger.warning("postgres_connection_discarded", reason="statement did not stop after cancel")
                 self._discard_running(reason)
+            elif cancelling is not None and not cancelling.done():
+                self._logger.warning("postgres_connection_discarded", reason="its cancel was not acknowledged")
+                self._connection.close()
             statements.forget(self._connection, waiter)
+
+    def _cancel_outcome(self, cancelling: asyncio.Future[str | None]) -> None:
+        if cancelling.cancelled():  # the event loop is closing
+            return
+        failure = cancelling.result()
+        if failure is not None:
+            self._logger.warning("postgres_cancel_failed", reason=failure)
 
     def _discard_running(self, reason: str) -> None:
         """Close the connection of a statement that ignored the cancel; its backend runs on as a runaway."""
