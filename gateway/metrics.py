@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -30,12 +30,9 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
 
 from gateway.audit import AUDITOR
-from gateway.driver_protocol import ACQUIRE_WAIT_BUCKETS, CheckedQuery, PoolStats
+from gateway.driver_protocol import CheckedQuery, PoolStats
 from gateway.errors import (
     AccessDenied,
     DatabaseUnavailable,
@@ -44,6 +41,7 @@ from gateway.errors import (
     RefusalReason,
     TooManyQueries,
 )
+from gateway.pool_metrics import PoolCollector
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The content type of ``GET /metrics`` (Prometheus text format)."""
@@ -146,49 +144,6 @@ class GetDataTally:
         self.bytes += size
 
 
-class _PoolCollector(Collector):
-    """Pool gauges and acquire-wait histograms, read from the pools when Prometheus scrapes."""
-
-    def __init__(self, pool_stats: Callable[[], Mapping[str, PoolStats]]) -> None:
-        self._pool_stats = pool_stats
-
-    def collect(self) -> Iterator[Metric]:
-        connections = GaugeMetricFamily(
-            "dbgateway_pool_connections",
-            "Connections of each database's pool, by state (in_use, idle).",
-            labels=["database", "state"],
-        )
-        max_connections = GaugeMetricFamily(
-            "dbgateway_pool_max_connections",
-            "Connections each database's pool opens at most.",
-            labels=["database"],
-        )
-        runaways = GaugeMetricFamily(
-            "dbgateway_runaway_backends",
-            "Backends of each database still running after the gateway discarded their connection"
-            " (the statement ignored the cancel); each counts against the pool's maximum.",
-            labels=["database"],
-        )
-        waits = HistogramMetricFamily(
-            "dbgateway_pool_acquire_wait_seconds",
-            "Time spent waiting to take a connection from a database's pool (every attempt, also failed ones).",
-            labels=["database"],
-        )
-        bounds = [floatToGoString(bound) for bound in ACQUIRE_WAIT_BUCKETS]
-        for database, stats in sorted(self._pool_stats().items()):
-            connections.add_metric([database, "in_use"], stats.in_use)
-            connections.add_metric([database, "idle"], stats.idle)
-            max_connections.add_metric([database], stats.max_size)
-            runaways.add_metric([database], stats.runaway)
-            tally = stats.acquire_waits
-            buckets = [*zip(bounds, tally.bucket_counts), ("+Inf", tally.count)]
-            waits.add_metric([database], buckets, tally.sum_seconds)
-        yield connections
-        yield max_connections
-        yield runaways
-        yield waits
-
-
 class _LabelledChildren:
     """A labelled metric's children by label values, found by one dictionary look-up per request.
 
@@ -254,7 +209,7 @@ class GatewayMetrics:
             buckets=LOOP_LAG_BUCKETS,
             registry=self.registry,
         )
-        self.registry.register(_PoolCollector(pool_stats))
+        self.registry.register(PoolCollector(pool_stats))
         self._requests_by = _LabelledChildren(self.http_requests)
         self._durations_by = _LabelledChildren(self.http_request_duration)
         self._queries_by = _LabelledChildren(self.getdata_queries)
@@ -316,3 +271,4 @@ def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitabl
             )
 
     return observed
+
