@@ -27,6 +27,7 @@ from gateway.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import GatewayError, TableNotFound
 from gateway.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
+from gateway.request_tasks import CLIENT_CLOSED_REQUEST
 
 if TYPE_CHECKING:
     from gateway.metrics import GetDataTally
@@ -137,7 +138,8 @@ def _ending(
     if tally.stalled:  # cutting the stall closes the connection, which may cancel the handler too
         return 200, None, AuditOutcome.CLIENT_STALLED
     if isinstance(error, asyncio.CancelledError):
-        return (200 if tally.bytes else None), None, AuditOutcome.CANCELLED
+        # The connection closed before the end (the client left, or the stop cut it): 499, as the request line.
+        return CLIENT_CLOSED_REQUEST, None, AuditOutcome.CANCELLED
     if isinstance(error, GatewayError):
         if tally.late_error is error:
             return 200, error.code, AuditOutcome.CUT_OFF

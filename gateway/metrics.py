@@ -13,6 +13,7 @@ Every metric and label is listed in ``docs/api.md`` ("Health and metrics").
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import functools
 import time
@@ -42,6 +43,7 @@ from gateway.errors import (
     TooManyQueries,
 )
 from gateway.pool_metrics import PoolCollector
+from gateway.request_tasks import connection_closed
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The content type of ``GET /metrics`` (Prometheus text format)."""
@@ -262,7 +264,7 @@ def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitabl
             response = await handler(request, tally)
             return response
         except BaseException as raised:
-            error = raised
+            error = _as_recorded(request, raised)
             raise
         finally:
             request.app[METRICS].record_getdata(tally, tally.late_error or error)
@@ -272,3 +274,16 @@ def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitabl
 
     return observed
 
+
+def _as_recorded(request: web.Request, raised: BaseException) -> BaseException:
+    """What ended the request, as the metrics and the audit entry record it.
+
+    A closed connection (the client left, or the stop cut the request) is a
+    cancellation whatever was raised, a failed write too: 499, no query outcome.
+    A cancellation with the connection still open is the gateway's own fault.
+    """
+    if connection_closed(request, raised):
+        return raised if isinstance(raised, asyncio.CancelledError) else asyncio.CancelledError()
+    if isinstance(raised, asyncio.CancelledError):
+        return RuntimeError("the request was cancelled while its connection was open")
+    return raised

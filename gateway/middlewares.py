@@ -10,6 +10,7 @@ leads to the lines of its request.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -35,6 +36,7 @@ from gateway.errors import BadRequest as BadRequestError
 from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
 from gateway.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request
+from gateway.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
 from gateway.responses import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -77,10 +79,18 @@ async def _logged(
 ) -> web.StreamResponse:
     started = time.perf_counter()
     status = 500
+    ending: dict[str, bool] = {}
     try:
         response = await handler(request)
         status = response.status
         return response
+    except (asyncio.CancelledError, ConnectionResetError) as error:
+        if connection_closed(request, error):
+            # No fault of the gateway: 499, as nginx logs it, so an alert on 5xx does not fire on every Ctrl-C.
+            status = CLIENT_CLOSED_REQUEST
+            if request.app[REQUEST_TASKS].was_cut(asyncio.current_task()):
+                ending["cut_at_shutdown"] = True
+        raise
     finally:
         elapsed = time.perf_counter() - started
         request.app[METRICS].observe_request(request, status, elapsed)
@@ -93,6 +103,7 @@ async def _logged(
             duration_ms=round(elapsed * 1000, 3),
             admin_token_fingerprint=token_fingerprint(salt, admin_token) if admin_token else None,
             user_token_fingerprint=token_fingerprint(salt, user_token) if user_token else None,
+            **ending,
         )
 
 
@@ -112,6 +123,13 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error_response(error)
     except web.HTTPException as http_error:
         return _from_http_exception(request, http_error)
+    except ConnectionResetError as error:
+        if connection_closed(request, error):
+            # The client is gone: nothing can be answered, and aiohttp would log it as a failure. A
+            # cancellation is what aiohttp itself raises when a client leaves, and ends the request quietly.
+            raise asyncio.CancelledError() from error
+        request.app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
+        return error_response(InternalError("the gateway failed unexpectedly; the error is in its log"))
     except Exception:
         request.app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
         return error_response(InternalError("the gateway failed unexpectedly; the error is in its log"))

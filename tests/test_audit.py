@@ -179,7 +179,7 @@ class TestGetDataEntries:
     async def test_a_client_that_goes_away_is_audited_as_cancelled(
         self, make_gateway: GatewayFactory, items_database: str
     ) -> None:
-        """A client that disconnects while its query runs: no status was sent, outcome cancelled."""
+        """A client that disconnects while its query runs: 499 (client closed request) as its request line, cancelled."""
         client = await open_items(await make_gateway(statement_timeout=30), items_database)
         query = SLOW_QUERY.replace("sales.customers", "sales.items")
         reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
@@ -192,7 +192,7 @@ class TestGetDataEntries:
             await asyncio.sleep(0.05)
         writer.close()
         (entry,) = await wait_for_audit(client, 1)
-        assert (entry["status"], entry["error"], entry["outcome"]) == (None, None, "cancelled")
+        assert (entry["status"], entry["error"], entry["outcome"]) == (499, None, "cancelled")
 
     async def test_audit_query_text_false_leaves_the_text_out(
         self, make_gateway: GatewayFactory, items_database: str
