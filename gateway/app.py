@@ -28,7 +28,8 @@ from gateway.keys import (
     TOKEN_QUERIES,
 )
 from gateway.library_logs import library_logs
-from gateway.logbook import LogLevel, LogRing, SecretRedactor, make_loggers, wants_console
+from gateway.log_ring import LogLevel, LogRing
+from gateway.logbook import SecretRedactor, make_loggers, wants_console
 from gateway.loop_lag import measure_loop_lag
 from gateway.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id

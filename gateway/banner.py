@@ -18,7 +18,8 @@ from gateway import __version__
 from gateway.admin_token import ADMIN_TOKEN_FILE
 from gateway.config import LoadedConfig
 from gateway.keys import DRIVERS, LOG_RING, LOGGER
-from gateway.logbook import LogLevel, LogQuery, wants_console
+from gateway.log_ring import LogLevel, LogQuery
+from gateway.logbook import wants_console
 
 _NOT_SHOWN = {"event", "level", "timestamp", "pid", "instance"}
 

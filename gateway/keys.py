@@ -9,7 +9,8 @@ from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData'
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
-from gateway.logbook import FixedEventLogger, LogRing, SecretRedactor
+from gateway.log_ring import LogRing
+from gateway.logbook import FixedEventLogger, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import Registry

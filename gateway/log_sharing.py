@@ -29,7 +29,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
-from gateway.logbook import LogLevel, LogQuery, LogRing, TimedLine
+from gateway.log_ring import LogLevel, LogQuery, LogRing, TimedLine
 
 LOG_GATHER_SECONDS = 2.0
 """How long ``GET /Logs/`` waits for its siblings' entries, all of them together."""

@@ -12,13 +12,11 @@ entries of several processes merge in time order by comparing text.
 from __future__ import annotations
 
 import contextvars
-import enum
 import functools
 import os
 import re
 import sys
 import time
-from collections import deque
 from collections.abc import Iterable, Mapping, MutableMapping
 from types import MappingProxyType
 from typing import Any, Protocol, TextIO
@@ -27,6 +25,7 @@ import attrs
 import orjson
 import structlog
 
+from gateway.log_ring import LogLevel, LogRing
 from gateway.log_stream import held_lines_for
 
 REDACTED = "[redacted]"
@@ -57,61 +56,6 @@ def merge_request_fields(logger: Any, method_name: str, event_dict: MutableMappi
     for key, value in request_log_fields.get().items():
         event_dict.setdefault(key, value)
     return event_dict
-
-
-class LogLevel(enum.IntEnum):
-    """Levels the Logs endpoint filters on."""
-
-    DEBUG = 10
-    INFO = 20
-    WARNING = 30
-    ERROR = 40
-
-    @classmethod
-    def parse(cls, text: str) -> LogLevel:
-        """Read a level name, case-insensitively; ``degug`` is the specification's spelling of debug."""
-        name = text.strip().lower()
-        return cls[("debug" if name == "degug" else name).upper()]
-
-
-@attrs.frozen
-class LogQuery:
-    """Which entries a reader of the logs wants."""
-
-    minimum: LogLevel = LogLevel.DEBUG
-    """Entries at this level and above."""
-    limit: int | None = None
-    """Only the newest this many (after the other filters); all when None."""
-    event: str | None = None
-    """Only entries whose ``event`` is exactly this; any when None."""
-
-
-TimedLine = tuple[str, str]
-"""A rendered entry with its timestamp: ``(timestamp, line)``; tuples of them sort in time order."""
-
-
-class LogRing:
-    """The newest rendered log lines with their level, timestamp and event, at most ``capacity`` of them."""
-
-    def __init__(self, capacity: int) -> None:
-        self._entries: deque[tuple[int, str, str, str]] = deque(maxlen=capacity)
-
-    @property
-    def capacity(self) -> int:
-        return self._entries.maxlen or 0
-
-    def append(self, level: LogLevel, line: str, *, timestamp: str = "", event: str = "") -> None:
-        self._entries.append((level, timestamp, event, line))
-
-    def read(self, query: LogQuery) -> list[TimedLine]:
-        """The entries ``query`` asks for, oldest first."""
-        wanted = query.event
-        found = [
-            (timestamp, line)
-            for level, timestamp, event, line in list(self._entries)
-            if level >= query.minimum and (wanted is None or event == wanted)
-        ]
-        return found[-query.limit :] if query.limit is not None else found
 
 
 class SecretRedactor:

@@ -13,7 +13,8 @@ from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
-from gateway.logbook import REDACTED, LogLevel, LogQuery, LogRing, SecretRedactor, make_loggers, request_log_fields, request_secrets
+from gateway.log_ring import LogLevel, LogQuery, LogRing
+from gateway.logbook import REDACTED, SecretRedactor, make_loggers, request_log_fields, request_secrets
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,

@@ -15,7 +15,7 @@ from aiohttp import web
 from gateway.errors import BadRequest
 from gateway.keys import LOG_RING, LOG_SIBLINGS, LOGGER
 from gateway.log_sharing import merge_newest
-from gateway.logbook import LogLevel, LogQuery
+from gateway.log_ring import LogLevel, LogQuery
 from gateway.openapi_schemas import Component, any_case, one_element_array, success_object
 from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Operation, json_answer
 from gateway.parameters import ReadContext, parameter
