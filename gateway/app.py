@@ -63,7 +63,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     """Build the application; raises ``RegistryLoadError``, ``RegistryUnreachable`` or ``ConfigError`` first."""
     # Opened first: a path that cannot be written stops start-up before anything is logged.
     audit_file = AuditFile(config.audit_file, config.audit_file_max_bytes) if config.audit_file is not None else None
-    ring = LogRing(config.log_buffer_size)
+    ring = LogRing(config.log_buffer_size, config.log_buffer_bytes)
     redactor = SecretRedactor()
     console = wants_console(config.log_format, log_stream)
     loggers = make_loggers(

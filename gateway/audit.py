@@ -10,7 +10,10 @@ A GetData event says who asked (``user_token_fingerprint``), what
 (``local_database_name``, the ``tables`` read by local name, the
 ``query_fingerprint`` of the normalised query and, unless
 ``audit_query_text = false``, the ``query``), how much (``rows``, ``bytes``,
-``duration_ms``) and how it ended (``status``, ``error``, ``outcome``). An
+``duration_ms``) and how it ended (``status``, ``error``, ``outcome``). The query
+text of a request refused before its token was known to have a grant in that
+database keeps its first ``UNAUTHORISED_QUERY_CHARS`` characters, with
+``query_length`` (anyone may send one; ``gateway.log_bounds``). An
 administrative change has ``action`` (an ``AdminAction``), the admin token's
 fingerprint and what changed.
 """
@@ -24,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from gateway.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
-from gateway.errors import GatewayError, TableNotFound
+from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
+from gateway.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
 from gateway.request_tasks import CLIENT_CLOSED_REQUEST
@@ -115,6 +119,12 @@ class Auditor:
         }
         if self._query_text:
             fields["query"] = tally.query
+            if tally.query is not None and isinstance(error, TokenRequired | AccessDenied):
+                # Refused before the token was known to have a grant in that database: anyone can send
+                # this, so it keeps only the text's head (gateway.log_bounds); a token holder's is kept whole.
+                fields["query"], length = shortened(tally.query, UNAUTHORISED_QUERY_CHARS)
+                if length is not None:
+                    fields["query_length"] = length
         self._getdata_log.info(
             AUDIT_EVENT,
             **fields,

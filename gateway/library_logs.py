@@ -8,7 +8,8 @@ serves, a handler on the ``aiohttp`` and ``asyncio`` loggers hands every record
 that reaches it (warning and above with the standard levels; the gateway does
 not lower the libraries' own levels) to the app's logger as one
 ``library_log`` event with ``logger`` (the library's logger name), ``message``
-and, for a record with an exception, ``exception`` (the formatted traceback).
+and, for a record with an exception, ``exception`` (the formatted traceback),
+each within the bounds of ``gateway.log_bounds``.
 It then goes through the same redaction and to the same places as every event.
 """
 
@@ -21,6 +22,7 @@ import structlog
 from aiohttp import web
 
 from gateway.keys import LOGGER
+from gateway.log_bounds import LIBRARY_MESSAGE_CHARS, shortened, shortened_traceback
 
 LIBRARY_LOGGERS = ("aiohttp", "asyncio")
 """The standard-library loggers whose records join the gateway's log."""
@@ -35,9 +37,12 @@ class LibraryLogBridge(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            fields = {"logger": record.name, "message": record.getMessage()}
+            # Bounded: aiohttp's record of a malformed request quotes the request's bytes (25 KB of log for a
+            # 5 KB request, from anyone who reaches the port).
+            message, _ = shortened(record.getMessage(), LIBRARY_MESSAGE_CHARS)
+            fields = {"logger": record.name, "message": message}
             if record.exc_info and record.exc_info[0] is not None:
-                fields["exception"] = "".join(logging.Formatter().formatException(record.exc_info))
+                fields["exception"] = shortened_traceback(logging.Formatter().formatException(record.exc_info))
             self._logger.log(_level_of(record), "library_log", **fields)
         except Exception:  # a log handler must never raise into the code that logged
             self.handleError(record)

@@ -29,6 +29,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from gateway.log_bounds import utf8_size
 from gateway.log_ring import LogLevel, LogQuery, LogRing, TimedLine
 
 LOG_GATHER_SECONDS = 2.0
@@ -124,6 +125,18 @@ async def _answer(ring: LogRing, reader: asyncio.StreamReader, writer: asyncio.S
         writer.close()
 
 
-def merge_newest(parts: Iterable[list[TimedLine]], most: int) -> list[TimedLine]:
-    """The newest ``most`` entries of several time-ordered lists, oldest first (memory: ``most`` more)."""
-    return list(collections.deque(heapq.merge(*parts), maxlen=most))
+def merge_newest(parts: Iterable[list[TimedLine]], most: int, most_bytes: int | None = None) -> list[TimedLine]:
+    """The newest entries of several time-ordered lists, oldest first: at most ``most`` of them, and at most
+    ``most_bytes`` bytes of lines (each worker's ring holds that much; the merged answer no more than one)."""
+    newest = collections.deque(heapq.merge(*parts), maxlen=most)
+    if most_bytes is None:
+        return list(newest)
+    kept: list[TimedLine] = []
+    total = 0
+    for entry in reversed(newest):
+        total += utf8_size(entry[1])
+        if total > most_bytes:
+            break
+        kept.append(entry)
+    kept.reverse()
+    return kept

@@ -34,6 +34,7 @@ from gateway.errors import (
 )
 from gateway.errors import BadRequest as BadRequestError
 from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
+from gateway.log_bounds import shortened_path
 from gateway.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request
 from gateway.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
@@ -61,7 +62,10 @@ async def send_request_id(request: web.Request, response: web.StreamResponse) ->
 
 @web.middleware
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics."""
+    """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics.
+
+    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one; ``gateway.log_bounds``).
+    """
     request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
     user_token = presented_token(request, USER_TOKEN_HEADERS)
@@ -98,7 +102,7 @@ async def _logged(
         request.app[REQUEST_LOG].info(
             "request",
             method=request.method,
-            path=request.path,
+            path=shortened_path(request.path),
             status=status,
             duration_ms=round(elapsed * 1000, 3),
             admin_token_fingerprint=token_fingerprint(salt, admin_token) if admin_token else None,

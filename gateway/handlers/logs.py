@@ -2,7 +2,7 @@
 
 With ``workers`` > 1 the answering worker merges its siblings' entries with its
 own (``gateway.log_sharing``); the answer holds at most ``log_buffer_size``
-entries in all, the newest.
+entries and ``log_buffer_bytes`` bytes of them in all, the newest.
 """
 
 from __future__ import annotations
@@ -85,7 +85,9 @@ async def read_logs(request: web.Request, inputs: LogsInputs) -> web.Response:
         if missing:
             # Logged before reading this worker's own ring, so the answer carries the warning too.
             app[LOGGER].warning("logs_incomplete", missing_workers={str(pid): why for pid, why in missing.items()})
-        entries = merge_newest([ring.read(query), *found], min(query.limit or ring.capacity, ring.capacity))
+        entries = merge_newest(
+            [ring.read(query), *found], min(query.limit or ring.capacity, ring.capacity), ring.max_bytes
+        )
     return success({"logs": "\n".join(line for _, line in entries)}, as_array=True)
 
 
