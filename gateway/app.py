@@ -78,7 +78,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     redactor.add(config.secret_key)
     location = config.registry_location
     redactor.add(location.password)
-    store = open_registry(location, config.secret_key)
+    store = open_registry(location, config.secret_key, max_staleness=config.registry_max_staleness)
 
     def redact_passwords(state: RegistryState) -> None:
         # Databases registered through another gateway arrive here, not through a request.

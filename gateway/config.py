@@ -20,6 +20,7 @@ from cryptography.fernet import Fernet
 from gateway.config_types import field_types, from_text, strict_converter
 from gateway.log_bounds import MIN_LOG_BUFFER_BYTES
 from gateway.registry.location import RegistryKind, RegistryLocation
+from gateway.registry.postgres_follower import MIN_MAX_STALENESS_SECONDS
 
 ENV_PREFIX = "DBGATEWAY_"
 
@@ -73,6 +74,13 @@ def _registry_url(instance: object, attribute: attrs.Attribute[Any], value: str 
         RegistryLocation.parse(value)  # its ValueError never repeats the value: it may hold a password
 
 
+def _staleness(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value != 0 and value < MIN_MAX_STALENESS_SECONDS:
+        raise ValueError(
+            f"{attribute.name} must be 0 (no limit) or at least {MIN_MAX_STALENESS_SECONDS:g} seconds, got {value:g}"
+        )
+
+
 def _admin_token(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and len(value.strip()) < MIN_ADMIN_TOKEN_LENGTH:
         raise ValueError(f"admin_token must be at least {MIN_ADMIN_TOKEN_LENGTH} characters long")
@@ -107,6 +115,8 @@ class GatewayConfig:
     """Registry JSON file; ``<data_dir>/registry.json`` when unset (and ``registry_url`` is unset)."""
     registry_url: str | None = attrs.field(default=None, repr=False, validator=_registry_url)
     """Where the registry is: ``file:PATH``, or ``postgresql://...`` for one shared by replicas; unset: the file."""
+    registry_max_staleness: float = attrs.field(default=60.0, validator=_staleness)
+    """Seconds a replica on a PostgreSQL registry serves from the state it holds without confirming it; 0: no limit."""
     admin_token: str | None = attrs.field(default=None, repr=False, validator=_admin_token)
     """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
     secret_key: str | None = attrs.field(default=None, repr=False, validator=_fernet_key)

@@ -19,7 +19,15 @@ from aiohttp import web
 
 from gateway import __version__
 from gateway.openapi_schemas import ERROR, JSON, Component, Schema, ref
-from gateway.operations import INTERNAL_ERROR, Access, Answer, ErrorAnswer, Operation
+from gateway.operations import (
+    INTERNAL_ERROR,
+    REGISTRY_STALE,
+    Access,
+    Answer,
+    ErrorAnswer,
+    Operation,
+    stale_limit_applies,
+)
 from gateway.parameters import DocumentContext, Source, body_schema, documented_parameters, resolve
 
 DESCRIPTION = """\
@@ -118,7 +126,7 @@ class _Builder:
         """A reference to the shared response of these error answers (one status), written once."""
         name = "Or".join(answer.name for answer in answers)
         if name not in self.responses:
-            codes = [code for answer in answers for code in answer.codes]
+            codes = list(dict.fromkeys(code for answer in answers for code in answer.codes))
             self.responses[name] = {
                 "description": f"{' / '.join(dict.fromkeys(a.description for a in answers))} (error: {', '.join(codes)})",
                 "content": {
@@ -168,7 +176,9 @@ class _Builder:
                 entry["requestBody"] = {"required": False, "content": {JSON: {"schema": body}}}
         responses: dict[str, Any] = {str(status): self.answer(a) for status, a in sorted(operation.answers.items())}
         by_status: dict[int, list[ErrorAnswer]] = {}
-        for error in (*operation.errors, INTERNAL_ERROR):
+        # A registry in PostgreSQL with a staleness limit may make any operation that reads it answer 503.
+        stale = (REGISTRY_STALE,) if operation.reads_registry and stale_limit_applies(self.context.config) else ()
+        for error in (*operation.errors, *stale, INTERNAL_ERROR):
             by_status.setdefault(error.status, []).append(error)
         for status, answers in sorted(by_status.items()):
             responses[str(status)] = self.error_response(answers)

@@ -23,8 +23,9 @@ from gateway import errors
 from gateway.auth import require_admin, require_user_token
 from gateway.config import GatewayConfig
 from gateway.inputs import read_inputs
-from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR
+from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY
 from gateway.parameters import ReadContext, read_declared
+from gateway.registry import Registry, RegistryKind, RegistryStatus
 from gateway.openapi_schemas import JSON, Schema
 
 Handler = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
@@ -115,6 +116,27 @@ REGISTRY_WRITE = (
     error_answer("RegistryUnwritable", "The registry could not be stored (disk full)", errors.RegistryUnwritable),
 )
 """What every operation that changes the registry may also answer."""
+REGISTRY_STALE = error_answer(
+    "RegistryStale",
+    "This gateway has not reached its registry database for longer than registry_max_staleness, so it does not"
+    " answer from the copy it holds",
+    errors.RegistryUnavailable,
+)
+"""What every operation that reads the registry may also answer, with a registry in PostgreSQL and a staleness limit."""
+
+
+def registry_stale(registry: Registry, config: GatewayConfig) -> errors.RegistryUnavailable:
+    """The 503 of an operation served while ``registry`` is ``stale``."""
+    return errors.RegistryUnavailable(
+        f"this gateway has not reached its registry database for {registry.unconfirmed_seconds:.0f} s (more than"
+        f" registry_max_staleness, {config.registry_max_staleness:g} s), so it does not answer from the copy it"
+        " holds, which may be out of date; ask another gateway, or again once the registry is back"
+    )
+
+
+def stale_limit_applies(config: GatewayConfig) -> bool:
+    """Whether a gateway with ``config`` can be ``stale``: a registry in PostgreSQL, with a staleness limit."""
+    return config.registry_location.kind is RegistryKind.POSTGRESQL and config.registry_max_staleness > 0
 
 
 @attrs.frozen
@@ -147,6 +169,10 @@ class Operation:
     """Other paths serving it (the specification spells ``/Database/List`` too)."""
     around: Callable[[Served], Served] | None = None
     """Wraps the whole serving, access and inputs included (GetData's metrics and audit entry)."""
+    reads_registry: bool = True
+    """Whether its answer comes from the registry: then a ``stale`` registry answers 503 ``registry_unavailable``
+    (after the access check) rather than what may no longer hold (a revoked grant). False: health, metrics, the
+    document, the index and the logs, which say nothing the registry decides."""
 
     def access_for(self, config: GatewayConfig) -> Access:
         return self.access(config) if callable(self.access) else self.access
@@ -157,6 +183,7 @@ class Operation:
         inputs_class = self.inputs
         handler = self.handler
         body = self.body
+        reads_registry = self.reads_registry
 
         async def serve(request: web.Request) -> web.StreamResponse:
             app = request.app
@@ -164,6 +191,8 @@ class Operation:
                 require_admin(request, app[ADMIN_TOKEN])
             elif access is Access.USER:
                 request[USER_TOKEN] = require_user_token(request)
+            if reads_registry and app[REGISTRY].status is RegistryStatus.STALE:
+                raise registry_stale(app[REGISTRY], app[CONFIG])
             if inputs_class is None:
                 return await handler(request, None)
             config = app[CONFIG]

@@ -23,7 +23,7 @@ from cryptography.fernet import Fernet
 
 from gateway.auth import hash_user_token
 from gateway.registry.file_format import dump_registry, load_registry
-from gateway.registry.postgres_store import VERSION_CHECK_SECONDS
+from gateway.registry.postgres_follower import VERSION_CHECK_SECONDS
 from gateway.registry.secrets_at_rest import PasswordCipher
 from gateway_processes import GatewayProcess, answer
 from postgres_cluster import ThrowawayCluster, cluster_tools_missing

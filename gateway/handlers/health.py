@@ -8,7 +8,9 @@ it counts them. ``/readyz`` answers 200 while the gateway can serve reads, and
 says in ``registry`` whether the registry is in step and writable (``loaded``),
 out of reach (``unavailable``: the state held is served, changes answer 503) or
 could not be written (``unwritable``): a load balancer keeps sending reads,
-monitoring alerts on anything but ``loaded``. ``/metrics`` needs the admin token
+monitoring alerts on anything but ``loaded``. A registry in PostgreSQL out of
+reach for longer than ``registry_max_staleness`` is ``stale``: ``/readyz`` then
+answers 503, as every operation that reads the registry does. ``/metrics`` needs the admin token
 when the setting ``metrics_require_admin`` is on.
 """
 
@@ -22,13 +24,13 @@ from aiohttp import web
 
 from gateway.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
 from gateway.config import GatewayConfig
-from gateway.errors import BadRequest, DatabaseUnavailable
-from gateway.keys import ADMIN_TOKEN, LOGGER, METRICS, POOLS, REGISTRY
+from gateway.errors import BadRequest, DatabaseUnavailable, GatewayError
+from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
 from gateway.metrics import EXPOSITION_CONTENT_TYPE
 from gateway.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Component, closed_object, success_object
-from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer
+from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer, registry_stale
 from gateway.parameters import ReadContext, parameter
-from gateway.registry import DatabaseRecord
+from gateway.registry import DatabaseRecord, RegistryStatus
 from gateway.responses import JSON_CONTENT_TYPE, success
 
 PROBE_TIMEOUT_SECONDS = 2.0
@@ -77,7 +79,10 @@ async def readyz(request: web.Request, inputs: ReadinessInputs) -> web.Response:
     app = request.app
     probe_databases = inputs.databases
     state = app[REGISTRY].state  # the app cannot exist without a loaded registry; this re-reads a changed file
-    payload: dict[str, object] = {"ready": True, "registry": app[REGISTRY].status.value}
+    status = app[REGISTRY].status
+    if status is RegistryStatus.STALE:  # every other answer that reads the registry is 503 now: not ready
+        return _error_answer(registry_stale(app[REGISTRY], app[CONFIG]), {"registry": status.value})
+    payload: dict[str, object] = {"ready": True, "registry": status.value}
     if not probe_databases:
         return success(payload, as_array=False)
     named = header_token(request, ADMIN_TOKEN_HEADERS) is not None
@@ -93,6 +98,11 @@ async def readyz(request: web.Request, inputs: ReadinessInputs) -> web.Response:
         return success({**payload, **details}, as_array=False)
     which = f": {', '.join(unreachable)}; the gateway log says why" if named else "; the gateway log says which and why"
     error = DatabaseUnavailable(f"{len(unreachable)} of {len(databases)} registered databases cannot be reached{which}")
+    return _error_answer(error, details)
+
+
+def _error_answer(error: GatewayError, details: dict[str, object]) -> web.Response:
+    """The error's body with what /readyz adds to it (the database counts, the registry's status)."""
     body = {**error.to_body(), **details}
     return web.Response(status=error.status, body=orjson.dumps(body), content_type=JSON_CONTENT_TYPE, charset="utf-8")
 
@@ -147,6 +157,7 @@ OPERATIONS = (
                 "Alive", Component("Alive", success_object(alive={"const": True})), {"status": "success", "alive": True}
             )
         },
+        reads_registry=False,
     ),
     Operation(
         "Readyz",
@@ -157,7 +168,9 @@ OPERATIONS = (
         "The registry is loaded (with databases=1: every registered database answers)",
         description="No token needed. 200 while the gateway serves reads; the registry field says whether "
         "changes are saved now (loaded) or answer 503 registry_unavailable (unavailable) or 507 "
-        "registry_unwritable (unwritable). With databases=1 the answer counts the databases; with the admin "
+        "registry_unwritable (unwritable). 503 registry_unavailable with registry: stale once a registry in "
+        "PostgreSQL has been out of reach for longer than registry_max_staleness (the gateway then answers 503 "
+        "to everything the registry decides). With databases=1 the answer counts the databases; with the admin "
         "token it also names them (a wrong admin token is 403).",
         inputs=ReadinessInputs,
         answers={
@@ -185,23 +198,26 @@ OPERATIONS = (
                 ),
             ),
             503: json_answer(
-                "A registered database does not answer (error: database_unavailable)",
+                "A registered database does not answer (error: database_unavailable, with the counts), or the "
+                "registry is stale (error: registry_unavailable, registry: stale)",
                 Component(
                     "NotReady",
                     closed_object(
                         {
                             "status": {"const": "error"},
-                            "error": {"const": "database_unavailable"},
+                            "error": {"enum": ["database_unavailable", "registry_unavailable"]},
                             "message": {"type": "string", "minLength": 1},
+                            "registry": {"const": "stale"},
                             "database_counts": REACHABILITY_COUNTS,
                             "databases": REACHABILITY,
                         },
-                        optional=("databases",),
+                        optional=("registry", "database_counts", "databases"),
                     ),
                 ),
             ),
         },
         errors=(BAD_INPUT, ACCESS_DENIED),
+        reads_registry=False,
     ),
     Operation(
         "Metrics",
@@ -214,5 +230,6 @@ OPERATIONS = (
         "registered databases).",
         answers={200: Answer("The metrics", {METRICS_MEDIA_TYPE: {"type": "string"}})},
         errors=(ACCESS_DENIED,),
+        reads_registry=False,
     ),
 )

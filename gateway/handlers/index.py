@@ -104,5 +104,6 @@ OPERATIONS = (
         answers={
             200: Answer("What this server is and where to go next", {JSON: INDEX, HTML: {"type": "string"}})
         },
+        reads_registry=False,
     ),
 )

@@ -119,5 +119,6 @@ OPERATIONS = (
             )
         },
         errors=(BAD_INPUT, ACCESS_DENIED),
+        reads_registry=False,
     ),
 )

@@ -35,5 +35,6 @@ OPERATIONS = (
                 ),
             )
         },
+        reads_registry=False,
     ),
 )

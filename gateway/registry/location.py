@@ -90,10 +90,14 @@ class RegistryLocation:
         return psycopg2.extensions.parse_dsn(self.url or "").get("password")
 
 
-def open_registry(location: RegistryLocation, secret_key: str | None) -> Registry:
-    """The store for ``location``; nothing is read or connected until ``open`` (or a command's method)."""
+def open_registry(location: RegistryLocation, secret_key: str | None, *, max_staleness: float = 0.0) -> Registry:
+    """The store for ``location``; nothing is read or connected until ``open`` (or a command's method).
+
+    ``max_staleness`` (seconds, 0: none) is how long a registry in PostgreSQL may go unconfirmed before the
+    store reports ``stale`` (a file is read where it lies, never stale).
+    """
     if location.kind is RegistryKind.POSTGRESQL:
         assert location.url is not None
-        return PostgresRegistryStore(location.url, location.display, secret_key)
+        return PostgresRegistryStore(location.url, location.display, secret_key, max_staleness=max_staleness)
     assert location.path is not None
     return FileRegistryStore(location.path, secret_key)

@@ -9,21 +9,17 @@ serves every read from it. The tables are described in ``postgres_schema``.
   gateway changed it since, apply the change, then write the document with the
   version counted up, ``NOTIFY`` and ``COMMIT`` in one round trip. The answer
   is sent only after the commit.
-- **Following others.** A task LISTENs on its own connection; a notification
-  with another version than the one held makes it load the document. Every
-  ``VERSION_CHECK_SECONDS`` without a notification it compares versions
-  anyway, and after every reconnection at once (notifications sent meanwhile
-  are lost).
-- **Outages.** While the registry database cannot be reached, reads and
-  GetData go on from the state held, changes answer 503
-  ``registry_unavailable``, ``status`` is ``unavailable``, and the task
-  reconnects with backoff; nothing needs a restart.
+- **Following others, outages, staleness.** ``postgres_follower``: changes
+  made elsewhere are loaded within milliseconds; while the database cannot be
+  reached, reads and GetData go on from the state held and changes answer 503
+  ``registry_unavailable``, until ``registry_max_staleness`` passes without the
+  state confirmed: then the store is ``stale`` and the gateway answers 503.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -35,8 +31,8 @@ import structlog
 from gateway.errors import GatewayError, InternalError, RegistryUnavailable, RegistryUnwritable
 from gateway.registry.file_format import dump_registry
 from gateway.registry.models import RegistryState
+from gateway.registry.postgres_follower import RegistryFollower
 from gateway.registry.postgres_schema import (
-    CHANNEL,
     CONNECT_TIMEOUT_SECONDS,
     CONNECTION_PARAMETERS,
     SAVE_AND_COMMIT,
@@ -52,14 +48,8 @@ from gateway.registry.secrets_at_rest import PasswordCipher
 
 T = TypeVar("T")
 
-VERSION_CHECK_SECONDS = 5.0
-"""Without a notification for this long, the follower compares versions anyway (a lost notification)."""
 STATEMENT_TIMEOUT_SECONDS = 10.0
 """How long one round trip to the registry database may take before the connection is given up."""
-CHECK_TIMEOUT_SECONDS = 2.0
-"""How long the follower's version check may take (it holds back this process's changes meanwhile)."""
-RECONNECT_DELAYS = (0.1, 0.2, 0.5, 1.0, 2.0)
-"""Waits between the follower's reconnection attempts; the last repeats."""
 
 
 class _ConnectionLost(Exception):
@@ -69,19 +59,17 @@ class _ConnectionLost(Exception):
 class PostgresRegistryStore:
     """The registry in a PostgreSQL database, followed through LISTEN/NOTIFY."""
 
-    def __init__(self, url: str, display: str, secret_key: str | None = None) -> None:
+    def __init__(self, url: str, display: str, secret_key: str | None = None, *, max_staleness: float = 0.0) -> None:
         self._url = url
         self._database = RegistryDatabase(url, display)
         self._cipher = PasswordCipher(secret_key)
         self._state: RegistryState | None = None
         self._version = 0
-        self._in_step = True
         self._unwritable = False
         self._watchers: list[Callable[[RegistryState], None]] = []
         self._lock = asyncio.Lock()  # one change at a time per process; also orders the follower's loads
         self._writer: aiopg.Connection | None = None
-        self._follower: asyncio.Task[None] | None = None
-        self._failed_attempts = 0
+        self._follower = RegistryFollower(self.location, max_staleness, self._connect, self._check, lambda: self._version)
         self._logger: structlog.typing.FilteringBoundLogger = structlog.get_logger()
 
     # -- the Registry protocol ---------------------------------------------------------------------
@@ -98,16 +86,24 @@ class PostgresRegistryStore:
 
     @property
     def status(self) -> RegistryStatus:
-        if not self._in_step:
+        if self._follower.stale:
+            return RegistryStatus.STALE
+        if not self._follower.in_step:
             return RegistryStatus.UNAVAILABLE
         return RegistryStatus.UNWRITABLE if self._unwritable else RegistryStatus.LOADED
+
+    @property
+    def unconfirmed_seconds(self) -> float:
+        return self._follower.unconfirmed_seconds
 
     @property
     def encrypts_passwords(self) -> bool:
         return self._cipher.encrypts
 
     def open(self) -> RegistryState:
+        asked = time.monotonic()
         self._accept(*self._database.open(self._cipher))
+        self._follower.confirm(asked)
         return self.state
 
     def watch(self, callback: Callable[[RegistryState], None]) -> None:
@@ -115,14 +111,10 @@ class PostgresRegistryStore:
 
     async def start(self, logger: structlog.typing.FilteringBoundLogger) -> None:
         self._logger = logger
-        self._follower = asyncio.get_running_loop().create_task(self._follow())
+        self._follower.start(logger)
 
     async def close(self) -> None:
-        if self._follower is not None:
-            self._follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._follower
-            self._follower = None
+        await self._follower.stop()
         self._drop_writer()
 
     def rotate_key(self, new_key: str) -> int:
@@ -167,10 +159,12 @@ class PostgresRegistryStore:
         try:
             connection = await self._writer_connection()
             async with connection.cursor() as cursor:
+                asked = time.monotonic()
                 await cursor.execute(f"BEGIN; {SELECT_VERSION_FOR_UPDATE}")
                 (version,) = await cursor.fetchone()
                 if version != self._version:
                     await self._load(cursor)
+                self._follower.confirm(asked)  # the row is locked: nothing newer exists
                 state = self.state
                 try:
                     new_state, result = change(state)
@@ -244,6 +238,7 @@ class PostgresRegistryStore:
 
     async def _load(self, cursor: Any, timeout: float | None = None) -> None:
         """Take the stored document if its version differs from the one held (the caller holds the lock)."""
+        asked = time.monotonic()  # what the answer confirms is the stored version as of this moment
         await cursor.execute(SELECT_CHANGED, (self._version,), timeout=timeout)
         row = await cursor.fetchone()
         if row is None:
@@ -251,53 +246,14 @@ class PostgresRegistryStore:
         version, document = row
         if document is not None:
             self._accept(version, await asyncio.to_thread(self._database.parse, document, self._cipher))
+        self._follower.confirm(asked)
+
+    async def _check(self, cursor: Any, timeout: float) -> None:
+        """The follower's check: load the stored document if its version differs, under the changes' lock."""
+        async with self._lock:
+            await self._load(cursor, timeout=timeout)
 
     def _accept(self, version: int, state: RegistryState) -> None:
         self._version, self._state = version, state
         for callback in self._watchers:
             callback(state)
-
-    # -- following changes made elsewhere ----------------------------------------------------------
-
-    async def _follow(self) -> None:
-        while True:
-            try:
-                await self._listen()
-            except Exception as error:  # noqa: BLE001 - whatever happens, the follower reconnects and goes on
-                self._lost(error)
-            delay = RECONNECT_DELAYS[min(self._failed_attempts, len(RECONNECT_DELAYS) - 1)]
-            self._failed_attempts += 1
-            await asyncio.sleep(delay)
-
-    async def _listen(self) -> None:
-        connection = await self._connect()
-        try:
-            async with connection.cursor() as cursor:
-                await cursor.execute(f"LISTEN {CHANNEL}")
-                while True:
-                    async with self._lock:
-                        await self._load(cursor, timeout=CHECK_TIMEOUT_SECONDS)
-                    self._found()
-                    await self._next_notice(connection)
-        finally:
-            connection.close()
-
-    async def _next_notice(self, connection: aiopg.Connection) -> None:
-        """Return on a notification of another version than the one held, or after ``VERSION_CHECK_SECONDS``."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(VERSION_CHECK_SECONDS):
-                while True:
-                    notice = await connection.notifies.get()
-                    if notice.payload != str(self._version):
-                        return
-
-    def _lost(self, error: BaseException) -> None:
-        if self._in_step:
-            self._logger.warning("registry_unavailable", registry=self.location, reason=first_line(error))
-        self._in_step = False
-
-    def _found(self) -> None:
-        self._failed_attempts = 0
-        if not self._in_step:
-            self._logger.info("registry_available", registry=self.location, version=self._version)
-        self._in_step = True

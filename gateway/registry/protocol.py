@@ -43,6 +43,9 @@ class RegistryStatus(enum.StrEnum):
     """The registry database cannot be reached: the state held is served, changes answer 503."""
     UNWRITABLE = "unwritable"
     """The last change could not be written (storage full); the registry is as it was until a write succeeds."""
+    STALE = "stale"
+    """Out of reach for longer than ``registry_max_staleness``: the state held may have been changed elsewhere
+    (a revoked grant), so the gateway answers 503 instead of serving from it, and is not ready."""
 
 
 class RegistryLoadError(Exception):
@@ -79,7 +82,11 @@ class Registry(Protocol):
 
     @property
     def status(self) -> RegistryStatus:
-        """Whether the store is in step and writable."""
+        """Whether the store is in step and writable, or too long out of step to be served from (``stale``)."""
+
+    @property
+    def unconfirmed_seconds(self) -> float:
+        """Seconds since the store last confirmed that the state held is the stored one (0 for a file)."""
 
     @property
     def encrypts_passwords(self) -> bool:

@@ -100,6 +100,11 @@ class FileRegistryStore:
         return self._status
 
     @property
+    def unconfirmed_seconds(self) -> float:
+        """Always 0: every read looks at the file itself, so what is held is never older than the file."""
+        return 0.0
+
+    @property
     def encrypts_passwords(self) -> bool:
         """True when passwords are written encrypted (a secret key was given)."""
         return self._cipher.encrypts
