@@ -87,6 +87,9 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
 
     store.watch(redact_passwords)
     state = store.open()
+    leftovers = getattr(store, "leftovers_removed", None)  # a file registry: what writers killed mid-write left
+    if leftovers:
+        logger.info("registry_leftovers_removed", registry=location.display, files=leftovers)
     if not store.encrypts_passwords:  # only a file: a registry in PostgreSQL requires secret_key
         logger.warning(
             "passwords_stored_in_clear",

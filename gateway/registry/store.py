@@ -4,7 +4,9 @@ Writers hold an asyncio lock (requests of this process) and an exclusive
 ``flock`` on ``<registry>.lock`` (other gateway processes on the same file),
 re-read the file under that lock, apply the change to what is on disk, and
 replace the file by ``rename`` after ``fsync``: a crash at any instant leaves
-either the old or the new file, both complete.
+either the old or the new file, both complete. The temporary file of a writer
+killed before its rename is removed at the next start or write
+(``gateway.registry.leftovers``).
 
 A write that fails (disk full, a file size limit, a read-only folder) leaves
 the old file, answers 507 ``registry_unwritable`` and shows as ``unwritable``
@@ -18,6 +20,7 @@ under the same lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import fcntl
 import os
@@ -32,6 +35,7 @@ import structlog
 
 from gateway.errors import InternalError, RegistryUnwritable
 from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
+from gateway.registry.leftovers import TEMPORARY_SUFFIX, remove_leftovers, temporary_prefix
 from gateway.registry.models import RegistryState
 from gateway.registry.protocol import Change, RegistryLoadError, RegistryNotEmpty, RegistryStatus, is_empty
 from gateway.registry.secrets_at_rest import PasswordCipher
@@ -57,6 +61,9 @@ class FileRegistryStore:
         self._loaded: tuple[RegistryState, Signature] | None = None
         self._status = RegistryStatus.LOADED
         self._watchers: list[Callable[[RegistryState], None]] = []
+        self._logger: structlog.typing.FilteringBoundLogger | None = None
+        self.leftovers_removed: list[str] = []
+        """Temporary files of dead writers that ``open`` removed (``gateway.registry.leftovers``), for the log."""
 
     @property
     def location(self) -> str:
@@ -66,6 +73,7 @@ class FileRegistryStore:
         """Load the file, creating an empty registry (mode 0600) when there is none."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._file_lock():
+            self.leftovers_removed = remove_leftovers(self.path)
             if not self.path.exists():
                 self._write(RegistryState(token_salt=secrets.token_hex(32)))
             self._reload()
@@ -113,7 +121,8 @@ class FileRegistryStore:
         self._watchers.append(callback)
 
     async def start(self, logger: structlog.typing.FilteringBoundLogger) -> None:
-        """Nothing to follow: the file is re-read when its signature changes."""
+        """Nothing to follow: the file is re-read when its signature changes. Keeps ``logger`` for the writes."""
+        self._logger = logger
 
     async def close(self) -> None:
         """Nothing is held open between writes."""
@@ -177,6 +186,10 @@ class FileRegistryStore:
             state = loaded[0]
             new_state, result = change(state)
             if new_state is not state:
+                # Another process of this file may have died mid-write since: its temporary file goes first.
+                removed = remove_leftovers(self.path)
+                if removed and self._logger is not None:
+                    self._logger.info("registry_leftovers_removed", registry=str(self.path), files=removed)
                 self._write(new_state)
                 self._loaded = (new_state, self._current_signature())
             return result
@@ -201,7 +214,8 @@ class FileRegistryStore:
     def _write(self, state: RegistryState, cipher: PasswordCipher | None = None) -> None:
         content = dump_registry(state, cipher or self._cipher)
         folder = self.path.parent
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        # Named for remove_leftovers, which removes what a writer killed before the rename left.
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=temporary_prefix(self.path), suffix=TEMPORARY_SUFFIX)
         try:
             os.fchmod(descriptor, FILE_MODE)
             with os.fdopen(descriptor, "wb") as handle:
@@ -210,7 +224,7 @@ class FileRegistryStore:
                 os.fsync(handle.fileno())
             os.replace(temporary, self.path)
         except BaseException:
-            with _ignored_os_error():
+            with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
         _fsync_folder(folder)
@@ -283,10 +297,3 @@ def _fsync_folder(folder: Path) -> None:
     finally:
         os.close(descriptor)
 
-
-@contextmanager
-def _ignored_os_error() -> Iterator[None]:
-    try:
-        yield
-    except OSError:
-        pass
