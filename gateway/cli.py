@@ -1,7 +1,8 @@
 """The ``dbgateway`` command: ``dbgateway serve`` runs the gateway until Ctrl-C, SIGTERM or SIGHUP.
 
 A start that fails is one line on stderr. Exit status 2: a setting, the
-registry's content, the data folder or the listening address cannot be used (a
+registry's content, the data folder or the listening address cannot be used, or
+the registry database refuses the account or database ``registry_url`` names (a
 restart will not help). Exit status 1: the registry database does not answer (a
 restart may).
 """
@@ -20,7 +21,7 @@ from gateway.config import ConfigError, LoadedConfig, load_settings
 from gateway.config_command import describe_settings
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
-from gateway.registry import RegistryLoadError, RegistryUnreachable
+from gateway.registry import RegistryLoadError, RegistryRefused, RegistryUnreachable
 from gateway.registry_commands import add_registry_commands, run_registry_command
 from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve, worker_sockets
 from gateway.workers import WorkerSupervisor
@@ -100,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"dbgateway: warning: {warning}", file=sys.stderr)
             return 0
         return run_serve(loaded)
-    except (ConfigError, RegistryLoadError, StartupError) as error:
+    except (ConfigError, RegistryLoadError, RegistryRefused, StartupError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
         return 2
     except RegistryUnreachable as error:

@@ -14,6 +14,7 @@ a token or internal detail such as a stack trace.
 from __future__ import annotations
 
 import enum
+import errno
 from typing import ClassVar
 
 
@@ -204,6 +205,27 @@ class RegistryUnwritable(GatewayError):
 
     status = 507
     code = "registry_unwritable"
+
+    @classmethod
+    def from_os_error(cls, error: OSError) -> RegistryUnwritable:
+        """The answer to a registry file write that failed with ``error``, saying what would fix that cause."""
+        remedy = _REMEDIES.get(error.errno or 0, "fix the gateway's disk (the log has the error)")
+        return cls(
+            f"the registry could not be written ({error.strerror or error}), so nothing was changed;"
+            f" {remedy} and repeat the request"
+        )
+
+
+# What an administrator can do about a failed registry write, by its cause ("free space" helps a full disk only).
+_NO_PERMISSION = "the gateway's user may no longer write the registry's folder: give the permission back"
+_REMEDIES = {
+    errno.ENOSPC: "free space on the gateway's disk",
+    errno.EDQUOT: "raise the disk quota of the gateway's user, or free space",
+    errno.EFBIG: "raise the gateway's file size limit (ulimit -f, LimitFSIZE)",
+    errno.EROFS: "the file system holding the registry is read-only: remount it read-write",
+    errno.EACCES: _NO_PERMISSION,
+    errno.EPERM: _NO_PERMISSION,
+}
 
 
 class QueryTimeout(GatewayError):

@@ -18,7 +18,7 @@ from typing import Any
 from cryptography.fernet import Fernet
 
 from gateway.config import ConfigError, load_config
-from gateway.registry import RegistryLoadError, RegistryUnreachable, open_registry
+from gateway.registry import RegistryLoadError, RegistryRefused, RegistryUnreachable, open_registry
 from gateway.registry.secrets_at_rest import generate_key
 
 EXIT_FAILED = 2
@@ -73,7 +73,7 @@ def _rotate_key(arguments: argparse.Namespace) -> int:
         old_key = _valid_key("--old-key", arguments.old_key) if arguments.old_key is not None else config.secret_key
         store = open_registry(config.registry_location, old_key)
         count = store.rotate_key(new_key)
-    except (ConfigError, RegistryLoadError, RegistryUnreachable) as error:
+    except (ConfigError, RegistryLoadError, RegistryRefused, RegistryUnreachable) as error:
         print(f"dbgateway rotate-key: {error}", file=sys.stderr)
         if _old_key_missing(error, arguments):
             print("dbgateway rotate-key: give the key the file is encrypted with as --old-key", file=sys.stderr)

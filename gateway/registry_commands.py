@@ -23,6 +23,7 @@ from gateway.registry import (
     RegistryLoadError,
     RegistryLocation,
     RegistryNotEmpty,
+    RegistryRefused,
     RegistryState,
     RegistryUnreachable,
     open_registry,
@@ -71,7 +72,7 @@ def run_registry_command(arguments: argparse.Namespace) -> int:
     except RegistryNotEmpty as error:
         print(f"dbgateway registry copy: {error}; add --force to replace it", file=sys.stderr)
         return EXIT_FAILED
-    except (ConfigError, RegistryLoadError, RegistryUnreachable) as error:
+    except (ConfigError, RegistryLoadError, RegistryRefused, RegistryUnreachable) as error:
         print(f"dbgateway registry copy: {error}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as error:

@@ -12,6 +12,7 @@ from gateway.registry.protocol import (
     Registry,
     RegistryLoadError,
     RegistryNotEmpty,
+    RegistryRefused,
     RegistryStatus,
     RegistryUnreachable,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "RegistryLoadError",
     "RegistryLocation",
     "RegistryNotEmpty",
+    "RegistryRefused",
     "RegistryState",
     "RegistryStatus",
     "RegistryUnreachable",

@@ -22,6 +22,7 @@ with the new version, so the other gateways reload at once.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +33,13 @@ import psycopg2.extensions
 
 from gateway.registry.file_format import RegistryFormatError, dump_registry, load_registry
 from gateway.registry.models import RegistryState
-from gateway.registry.protocol import RegistryLoadError, RegistryNotEmpty, RegistryUnreachable, is_empty
+from gateway.registry.protocol import (
+    RegistryLoadError,
+    RegistryNotEmpty,
+    RegistryRefused,
+    RegistryUnreachable,
+    is_empty,
+)
 from gateway.registry.secrets_at_rest import PasswordCipher
 
 SCHEMA = "dbgateway_registry"
@@ -102,6 +109,11 @@ class RegistryDatabase:
                 self._url, connect_timeout=int(CONNECT_TIMEOUT_SECONDS), **CONNECTION_PARAMETERS
             )
         except psycopg2.OperationalError as error:
+            if refuses_the_account(error):
+                raise RegistryRefused(
+                    f"{self.location} refused this gateway ({first_line(error)}); fix registry_url, restarting will"
+                    " not help"
+                ) from None
             raise RegistryUnreachable(f"{self.location} cannot be reached: {first_line(error)}") from None
         try:
             with connection, connection.cursor() as cursor:
@@ -210,6 +222,21 @@ def is_connection_lost(error: BaseException) -> bool:
         code = error.pgcode or ""
         return not code or code.startswith(("08", "57P"))
     return False
+
+
+_REFUSALS = re.compile(
+    r'FATAL: +(?:database ".*" does not exist|role ".*" does not exist|role ".*" is not permitted to log in'
+    r'|.*authentication failed for user|no pg_hba\.conf entry|permission denied for database)'
+    r"|fe_sendauth: no password supplied"
+)
+"""Connection failures that name the URL's account or database as the reason: the server answered and refused.
+libpq reports them without a SQLSTATE, so they are told apart by the server's words, which are English unless
+the server's lc_messages says otherwise (then they count as a server that does not answer: exit 1)."""
+
+
+def refuses_the_account(error: psycopg2.OperationalError) -> bool:
+    """Whether a failed connection was refused for what registry_url names, rather than for want of an answer."""
+    return _REFUSALS.search(str(error)) is not None
 
 
 def first_line(error: BaseException) -> str:

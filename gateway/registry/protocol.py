@@ -60,6 +60,11 @@ class RegistryUnreachable(Exception):
     """The registry database does not answer now; the message says where (never with a password) and why."""
 
 
+class RegistryRefused(Exception):
+    """The registry database answered and refused the account or database ``registry_url`` names (no such
+    database or role, authentication failed, no pg_hba.conf entry): a setting to fix, which a restart will not."""
+
+
 class RegistryNotEmpty(Exception):
     """``replace`` without ``force`` found a registry holding databases, tables, grants or minted tokens."""
 

@@ -171,10 +171,7 @@ class FileRegistryStore:
                 ) from error
             except OSError as error:
                 self._status = RegistryStatus.UNWRITABLE
-                raise RegistryUnwritable(
-                    f"the registry could not be written ({error.strerror or error}), so nothing was changed;"
-                    " free space on the gateway's disk and repeat the request"
-                ) from error
+                raise RegistryUnwritable.from_os_error(error) from error
             self._status = RegistryStatus.LOADED
             return result
 
