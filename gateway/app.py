@@ -75,6 +75,8 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         console=console,
     )
     logger = loggers.structured
+    # First: options a driver refuses stop start-up (ConfigError) before a registry or an admin token is made.
+    drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     redactor.add(config.secret_key)
     location = config.registry_location
     redactor.add(location.password)
@@ -99,7 +101,6 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
     auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file, console)
-    drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     limits = PoolLimits(
         min_size=config.pool_min_size,
         max_size=config.pool_max_size,

@@ -18,7 +18,7 @@ from gateway import __version__
 from gateway.app import create_app
 from gateway.banner import announce
 from gateway.config import ConfigError, LoadedConfig, load_settings
-from gateway.config_command import describe_settings
+from gateway.config_command import run_config_command
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER
 from gateway.registry import RegistryLoadError, RegistryRefused, RegistryUnreachable
@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         "config",
         help="print the settings in effect and where each came from",
         description="Print every setting as `serve` with the same options would use it, and where it came from "
-        "(default, file, environment, option); secrets show as [set]. Exit status 2 when a setting is invalid.",
+        "(default, file, environment, option); secrets show as [set]. Checks the settings and each driver's options "
+        "as `serve` does: exit status 2 with the same sentence when one is invalid; start-up warnings on stderr.",
     )
     add_setting_options(show)
     add_key_commands(commands)
@@ -96,10 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             },
         )
         if arguments.command == "config":
-            print(describe_settings(loaded))
-            for warning in loaded.warnings:
-                print(f"dbgateway: warning: {warning}", file=sys.stderr)
-            return 0
+            return run_config_command(loaded)
         return run_serve(loaded)
     except (ConfigError, RegistryLoadError, RegistryRefused, StartupError) as error:
         print(f"dbgateway: {error}", file=sys.stderr)
