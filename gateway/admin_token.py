@@ -8,7 +8,8 @@ from pathlib import Path
 
 import structlog
 
-from gateway.config import MIN_ADMIN_TOKEN_LENGTH, ConfigError, GatewayConfig
+from gateway.config import ConfigError, GatewayConfig
+from gateway.config_checks import MIN_ADMIN_TOKEN_LENGTH
 
 ADMIN_TOKEN_FILE = "admin_token"
 

@@ -15,17 +15,13 @@ from typing import Any
 
 import attrs
 import cattrs
-from cryptography.fernet import Fernet
 
+from gateway import config_checks as checks
 from gateway.config_types import field_types, from_text, strict_converter
 from gateway.log_bounds import MIN_LOG_BUFFER_BYTES
 from gateway.registry.location import RegistryKind, RegistryLocation
-from gateway.registry.postgres_follower import MIN_MAX_STALENESS_SECONDS
 
 ENV_PREFIX = "DBGATEWAY_"
-
-MIN_ADMIN_TOKEN_LENGTH = 16
-"""Shortest admin token accepted (configured or read from the file)."""
 
 LOG_FORMATS = ("auto", "json", "console")
 """``log_format``: ``auto`` renders for people when stderr is a terminal, JSON lines otherwise."""
@@ -46,110 +42,57 @@ class ConfigError(Exception):
     """A setting is missing, unknown or malformed; the message names it."""
 
 
-def _positive(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{attribute.name} must be greater than 0, got {value}")
-
-
-def _port_number(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if not 1 <= value <= 65535:
-        raise ValueError(f"{attribute.name} must be a port number from 1 to 65535, got {value}")
-
-
-def _fernet_key(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
-    if value is None:
-        return
-    try:
-        Fernet(value.strip())
-    except (ValueError, TypeError):
-        # The value itself is a secret: never repeat it.
-        raise ValueError(
-            f"{attribute.name} must be a Fernet key (32 bytes in URL-safe base64, 44 characters);"
-            " make one with `dbgateway generate-key`"
-        ) from None
-
-
-def _registry_url(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
-    if value is not None:
-        RegistryLocation.parse(value)  # its ValueError never repeats the value: it may hold a password
-
-
-def _staleness(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value != 0 and value < MIN_MAX_STALENESS_SECONDS:
-        raise ValueError(
-            f"{attribute.name} must be 0 (no limit) or at least {MIN_MAX_STALENESS_SECONDS:g} seconds, got {value:g}"
-        )
-
-
-def _admin_token(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
-    if value is not None and len(value.strip()) < MIN_ADMIN_TOKEN_LENGTH:
-        raise ValueError(f"admin_token must be at least {MIN_ADMIN_TOKEN_LENGTH} characters long")
-
-
-def _lowercase(value: Any) -> Any:
-    """Names like ``log_level`` are read case-insensitively; anything but text is left for the validator."""
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _one_of(*choices: str) -> Any:
-    def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value not in choices:
-            raise ValueError(f"{attribute.name} must be one of {', '.join(choices)}, not {value!r}")
-
-    return check
-
-
 @attrs.frozen(kw_only=True)
 class GatewayConfig:
     """Everything an operator can change; defaults are the contract's."""
 
     listen_host: str = "127.0.0.1"
     """Address the HTTP server binds."""
-    listen_port: int = attrs.field(default=8080, validator=_port_number)
+    listen_port: int = attrs.field(default=8080, validator=checks.port_number)
     """Port the HTTP server binds."""
-    workers: int = attrs.field(default=1, validator=[_positive, attrs.validators.le(64)])
+    workers: int = attrs.field(default=1, validator=[checks.positive, attrs.validators.le(64)])
     """Serving processes sharing the port (SO_REUSEPORT); each has its own pools, log buffer and metrics."""
     data_dir: Path = Path("./data")
     """Folder of the registry file and the generated admin token."""
     registry_file: Path | None = None
     """Registry JSON file; ``<data_dir>/registry.json`` when unset (and ``registry_url`` is unset)."""
-    registry_url: str | None = attrs.field(default=None, repr=False, validator=_registry_url)
+    registry_url: str | None = attrs.field(default=None, repr=False, validator=checks.registry_url)
     """Where the registry is: ``file:PATH``, or ``postgresql://...`` for one shared by replicas; unset: the file."""
-    registry_max_staleness: float = attrs.field(default=60.0, validator=_staleness)
+    registry_max_staleness: float = attrs.field(default=60.0, validator=checks.staleness)
     """Seconds a replica on a PostgreSQL registry serves from the state it holds without confirming it; 0: no limit."""
-    admin_token: str | None = attrs.field(default=None, repr=False, validator=_admin_token)
+    admin_token: str | None = attrs.field(default=None, repr=False, validator=checks.admin_token)
     """The admin token; generated into ``<data_dir>/admin_token`` when unset."""
-    secret_key: str | None = attrs.field(default=None, repr=False, validator=_fernet_key)
+    secret_key: str | None = attrs.field(default=None, repr=False, validator=checks.fernet_key)
     """Fernet key that encrypts database passwords in the registry file; passwords are stored in clear when unset."""
-    row_limit: int = attrs.field(default=100_000, validator=_positive)
+    row_limit: int = attrs.field(default=100_000, validator=checks.positive)
     """Rows a GetData answer carries at most."""
-    statement_timeout: float = attrs.field(default=30.0, validator=_positive)
+    statement_timeout: float = attrs.field(default=30.0, validator=checks.positive)
     """Seconds a GetData query may run."""
-    acquire_timeout: float = attrs.field(default=5.0, validator=_positive)
+    acquire_timeout: float = attrs.field(default=5.0, validator=checks.positive)
     """Seconds a request waits for a free database connection."""
-    client_stall_timeout: float = attrs.field(default=10.0, validator=_positive)
+    client_stall_timeout: float = attrs.field(default=10.0, validator=checks.positive)
     """Seconds a client may take to accept each piece of a streamed GetData answer before the stream is cut."""
     shutdown_timeout: float = attrs.field(default=10.0, validator=attrs.validators.ge(1.0))
     """Seconds a serving process takes at most to exit after a stop signal; running requests get 80 % of it."""
     pool_min_size: int = attrs.field(default=1, validator=attrs.validators.ge(0))
     """Connections a database pool keeps open once used."""
-    pool_max_size: int = attrs.field(default=10, validator=_positive)
+    pool_max_size: int = attrs.field(default=10, validator=checks.positive)
     """Connections a database pool opens at most."""
     token_query_limit: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     """GetData queries one token may run on one database at once; 0: half of ``pool_max_size``, at least 1."""
-    fetch_batch_size: int = attrs.field(default=5000, validator=_positive)
+    fetch_batch_size: int = attrs.field(default=5000, validator=checks.positive)
     """Rows fetched per round trip while a GetData result streams, at most (fewer when rows are large)."""
-    max_row_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=_positive)
+    max_row_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=checks.positive)
     """Largest GetData result row, by its size in the database; a larger one answers 422 ``result_too_large``."""
-    log_buffer_size: int = attrs.field(default=10_000, validator=_positive)
+    log_buffer_size: int = attrs.field(default=10_000, validator=checks.positive)
     """Log entries the Logs endpoint can return (a ring buffer)."""
     log_buffer_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=attrs.validators.ge(MIN_LOG_BUFFER_BYTES))
     """Bytes of log entries the ring buffer keeps at most, whatever their number (``gateway.log_ring``)."""
     log_level: str = attrs.field(
-        default="info", converter=_lowercase, validator=_one_of("debug", "info", "warning", "error")
+        default="info", converter=checks.lowercase, validator=checks.one_of("debug", "info", "warning", "error")
     )
     """Lowest level written to stderr and kept in the buffer (any case: ``INFO`` is ``info``)."""
-    log_format: str = attrs.field(default="auto", converter=_lowercase, validator=_one_of(*LOG_FORMATS))
+    log_format: str = attrs.field(default="auto", converter=checks.lowercase, validator=checks.one_of(*LOG_FORMATS))
     """How stderr shows log entries: ``console`` (for people), ``json`` (one object a line), ``auto`` (console on a terminal)."""
     instance: str | None = None
     """Name every log entry carries as ``instance``; the host name when unset."""
@@ -159,9 +102,9 @@ class GatewayConfig:
     """File the ``audit`` entries are appended to as JSON lines, besides stderr and the buffer; none when unset."""
     audit_file_max_bytes: int = attrs.field(default=100 * 1024 * 1024, validator=attrs.validators.ge(0))
     """Size past which the audit file is renamed to ``<audit_file>.1`` (replacing it) and a new one begun; 0: never."""
-    max_body_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
+    max_body_bytes: int = attrs.field(default=1024 * 1024, validator=checks.positive)
     """Largest request body accepted; larger gets 413."""
-    max_query_bytes: int = attrs.field(default=100 * 1024, validator=_positive)
+    max_query_bytes: int = attrs.field(default=100 * 1024, validator=checks.positive)
     """Largest GetData query text accepted; larger gets 413."""
     min_user_token_length: int = attrs.field(
         default=16, validator=[attrs.validators.ge(1), attrs.validators.le(MAX_USER_TOKEN_LENGTH)]
