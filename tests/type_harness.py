@@ -1,11 +1,11 @@
 """Run the type comparison from a script: a scratch fixture database, the generated statements, the
 server's answers, a model's answers, the report.
 
-    .venv/bin/python tests/type_harness.py                       # the guard's model, every family
-    .venv/bin/python tests/type_harness.py --family aggregate --family window --limit 100
-    .venv/bin/python tests/type_harness.py --model perfect       # the server's answers fed back: must pass
-    .venv/bin/python tests/type_harness.py --show 'generate_series'   # statements matching a regex, both answers
-    .venv/bin/python tests/type_harness.py --dump /tmp/types.jsonl   # every statement with both answers
+    .venv-test/bin/python tests/type_harness.py                       # the guard's model, every family
+    .venv-test/bin/python tests/type_harness.py --family aggregate --family window --limit 100
+    .venv-test/bin/python tests/type_harness.py --model perfect       # the server's answers fed back: must pass
+    .venv-test/bin/python tests/type_harness.py --show 'generate_series'   # statements matching a regex, both answers
+    .venv-test/bin/python tests/type_harness.py --dump /tmp/types.jsonl   # every statement with both answers
 
 With ``--cache`` the server's answers are kept under .pytest_cache/type_oracle/ (by server version,
 fixture and statement texts), so a second run asks PostgreSQL only for the catalog. The fixture's own

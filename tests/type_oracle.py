@@ -16,8 +16,8 @@ query is analysed as a top-level SELECT is (unknown literals become text there t
 
 Run it directly to see the server's answer for a statement over the fixture schema::
 
-    .venv/bin/python tests/type_oracle.py "SELECT c_int2 + 1 FROM tf.t"
-    .venv/bin/python tests/type_oracle.py --report       # the whole comparison (type_harness.py --help)
+    .venv-test/bin/python tests/type_oracle.py "SELECT c_int2 + 1 FROM tf.t"
+    .venv-test/bin/python tests/type_oracle.py --report       # the whole comparison (type_harness.py --help)
 """
 
 from __future__ import annotations
