@@ -30,24 +30,15 @@ from gateway.driver_loader import ENTRY_POINT_GROUP
 from gateway.driver_protocol import Driver
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (
-    OTHER_TOKEN,
-    USER_TOKEN,
-    admin_headers,
-    error_of,
-    get_data,
-    grant,
-    register,
-    rows_of,
-    running_gateway,
-    success_of,
-    table_names,
-    user_headers,
-    wait_until,
+    OTHER_TOKEN, USER_TOKEN, admin_headers, error_of, get_data, grant, register, rows_of, running_gateway,
+    success_of, table_names, user_headers, wait_until,
 )
 
 LOCAL_DATABASE = "kit"
 ITEM_LABELS = ("one", "two", "three")
 SECRET_LABEL = "kit-secret-never-answered"
+SCRATCH_FOLDER = "database"
+"""The folder of a test's ``tmp_path`` its scratch databases are made in (``scratch_database``'s ``workdir``)."""
 PROBE_SECONDS = 20.0
 """Deadline for the driver's probe to see a query start or stop (generous: CI machines are busy)."""
 
@@ -57,11 +48,11 @@ _FIELD_SAMPLES = {"ip": "127.0.0.1", "port": "5432", "database": "kit", "usernam
 """A valid value of each connection field, for the ones a driver does not declare."""
 
 
-def installed_driver(under_test: DriverUnderTest) -> Driver:
-    """The driver under test, built as the gateway builds it (its entry point, with ``driver_options``)."""
+def installed_driver(under_test: DriverUnderTest, workdir: Path) -> Driver:
+    """The driver under test, built as the gateway builds it (its entry point, with its options for ``workdir``)."""
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == under_test.base_type:
-            driver: Driver = entry.load()(dict(under_test.driver_options))
+            driver: Driver = entry.load()(dict(under_test.driver_options_in(workdir)))
             return driver
     raise AssertionError(f"no driver {under_test.base_type!r} in the {ENTRY_POINT_GROUP!r} entry-point group")
 
@@ -97,7 +88,7 @@ class DriverContract:
     @pytest.fixture
     def scratch(self, tmp_path: Path) -> Iterator[ScratchDatabase]:
         """The test's scratch database holding ``kit_tables``."""
-        workdir = tmp_path / "database"
+        workdir = tmp_path / SCRATCH_FOLDER
         workdir.mkdir()
         with self.under_test.scratch_database(kit_tables(self.under_test), workdir) as database:
             yield database
@@ -119,7 +110,8 @@ class DriverContract:
                 nonlocal started
                 started += 1
                 data_dir = tmp_path / f"gateway-{started}"
-                drivers = {under_test.base_type: dict(under_test.driver_options)} if under_test.driver_options else {}
+                options = under_test.driver_options_in(tmp_path / SCRATCH_FOLDER)
+                drivers = {under_test.base_type: dict(options)} if options else {}
                 client = await stack.enter_async_context(running_gateway(data_dir, drivers=drivers, **settings))
                 await register(client, LOCAL_DATABASE, under_test.base_type, dict(scratch.parameters))
                 for table in kit_tables(under_test):
@@ -143,10 +135,13 @@ class DriverContract:
         assert body[0]["base_type"] == self.under_test.base_type, body
 
     @pytest.mark.asyncio
-    async def test_connection_fields_are_the_declared_ones(self, gateway: Gateway, scratch: ScratchDatabase) -> None:
+    async def test_connection_fields_are_the_declared_ones(
+        self, gateway: Gateway, scratch: ScratchDatabase, tmp_path: Path
+    ) -> None:
         """AddDatabase takes the declared connection fields only (400 for another); the answer shows no other."""
         client = await gateway()
-        declared = {field.name for field in declared_fields(installed_driver(self.under_test))}
+        driver = installed_driver(self.under_test, tmp_path / SCRATCH_FOLDER)
+        declared = {field.name for field in declared_fields(driver)}
         assert set(scratch.parameters) <= declared, "scratch_database's parameters must be declared connection fields"
         body = await success_of(
             await client.get("/Database", params={"local_database_name": LOCAL_DATABASE}, headers=admin_headers())

@@ -116,6 +116,14 @@ class DriverUnderTest(abc.ABC):
     driver_options: ClassVar[Mapping[str, Any]] = {}
     """The ``[drivers.<base_type>]`` options the gateway under test builds the driver with."""
 
+    def driver_options_in(self, workdir: Path) -> Mapping[str, Any]:
+        """The options for a gateway whose scratch databases ``scratch_database`` makes in ``workdir``.
+
+        ``driver_options`` unless overridden: a driver of file databases confined to a configured folder
+        names ``workdir`` here (the example SQLite driver does).
+        """
+        return self.driver_options
+
     @abc.abstractmethod
     def scratch_database(
         self, tables: Sequence[ScratchTable], workdir: Path

@@ -8,6 +8,17 @@ AddDatabase: ``database`` is the absolute path of the SQLite file on the
 gateway's host, the one connection field this driver declares
 (``connection_fields``); the gateway refuses ``ip``, ``port``, ``username`` and
 ``password`` for its databases. The catalog has one folder, ``main``.
+
+The driver reads only files inside the folder its one option names::
+
+    [drivers.sqlite]
+    directory = "/srv/sqlite"
+
+Without it, it serves no file at all: an administrator's AddDatabase could
+otherwise point it at any file the gateway's user can read (issue 20 found the
+development gateway serving every readable file once ``make test`` had
+installed it). A path is resolved (symbolic links, ``..``) every time a file is
+opened, so a link made later inside the folder cannot lead out of it.
 """
 
 from __future__ import annotations
@@ -38,14 +49,22 @@ class SQLiteDriver:
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         # A ValueError here stops the gateway at start-up, naming [drivers.sqlite]: better than ignoring a typo.
+        options = dict(options or {})
+        directory = options.pop("directory", None)
         if options:
-            raise ValueError(f"the sqlite driver takes no options; got {', '.join(sorted(options))}")
+            raise ValueError(f"the sqlite driver's one option is directory; got {', '.join(sorted(options))}")
+        if directory is not None and not (isinstance(directory, str) and Path(directory).is_absolute()):
+            raise ValueError("directory must be the absolute path of the folder whose SQLite files may be served")
+        if directory is not None and not Path(directory).is_dir():
+            raise ValueError(f"directory {directory!r} is not a folder")
+        self.directory = Path(directory).resolve() if directory is not None else None
+        """The folder whose files this driver may open; None: it opens none."""
 
     def open_pool(
         self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger
     ) -> SQLitePool:
         # Must not touch the file: the gateway calls check() next and answers its failure as 502.
-        return SQLitePool(database_file(connection), limits, logger)
+        return SQLitePool(database_file(connection), limits, logger, self.directory)
 
 
 def database_file(connection: ConnectionData) -> Path:

@@ -48,8 +48,11 @@ T = TypeVar("T")
 class SQLitePool:
     """Implements ``gateway.driver_protocol.DatabasePool`` for one SQLite file."""
 
-    def __init__(self, path: Path, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger) -> None:
+    def __init__(
+        self, path: Path, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger, directory: Path | None
+    ) -> None:
         self._path = path
+        self._directory = directory
         self._limits = limits
         self._logger = logger
         self._slots = asyncio.Semaphore(limits.max_size)
@@ -59,11 +62,19 @@ class SQLitePool:
         self._threads = concurrent.futures.ThreadPoolExecutor(limits.max_size + 1, thread_name_prefix="sqlite")
 
     def connect(self) -> sqlite3.Connection:
+        if self._directory is None:
+            raise DatabaseUnavailable(
+                "the sqlite driver serves no file until [drivers.sqlite] directory names the folder it may read"
+            )
         if not self._path.is_absolute():
             raise DatabaseUnavailable(f"the SQLite file must be given as an absolute path, not {str(self._path)!r}")
+        # Resolved at every open, links and ".." followed: a link made inside the folder later cannot lead out.
+        resolved = self._path.resolve()
+        if not resolved.is_relative_to(self._directory):
+            raise DatabaseUnavailable(f"the SQLite file must be inside {str(self._directory)!r} ([drivers.sqlite] directory)")
         # isolation_level=None: no implicit BEGIN, so no transaction outlives a statement.
         return sqlite3.connect(
-            self._path.as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            resolved.as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
         )
 
     async def in_thread(self, work: Callable[[], T]) -> T:

@@ -1,8 +1,9 @@
-"""The SQLite example driver against the contract kit (``gateway.testing``), plus a few SQLite-only refusals.
+"""The SQLite example driver against the contract kit (``gateway.testing``), plus SQLite-only refusals.
 
 Everything the kit needs to know about SQLite is in ``SQLiteDatabase``: how to
 make a scratch file, the types it serves, two queries in SQLite's dialect and
-a probe that tells whether the gateway still reads the file.
+a probe that tells whether the gateway still reads the file. The tests at the
+end hold the driver to its folder (``[drivers.sqlite] directory``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from gateway.testing import DriverContract, DriverUnderTest, ScratchDatabase, ScratchTable, ValueSample, ValueType
 from gateway.testing.contract import LOCAL_DATABASE, SECRET_LABEL, Gateway
-from gateway.testing.gateway_under_test import error_of, get_data
+from gateway.testing.gateway_under_test import admin_headers, error_of, get_data, grant, running_gateway
 
 
 same = ValueSample.unchanged
@@ -26,6 +27,11 @@ same = ValueSample.unchanged
 class SQLiteDatabase(DriverUnderTest):
     base_type = "sqlite"
     folder = "main"
+
+    def driver_options_in(self, workdir: Path) -> dict[str, str]:
+        # The driver serves files of its configured folder only: the kit's scratch files are made in workdir.
+        return {"directory": str(workdir)}
+
     id_type = ValueType("integer", "INTEGER", "INTEGER", ())
     text_type = ValueType("text", "TEXT", "TEXT", ())
     # SQLite's five storage classes (NULL is the kit's own row in every table). The result type is
@@ -104,3 +110,75 @@ class TestSQLiteContract(DriverContract):
         client = await gateway()
         message = await error_of(await get_data(client, LOCAL_DATABASE, query), 400, "query_rejected")
         assert SECRET_LABEL not in message
+
+
+# -- the driver's folder ------------------------------------------------------------------------------------
+
+
+def sqlite_file(path: Path) -> Path:
+    """A small SQLite file at ``path`` with one table, t."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as connection, connection:
+        connection.execute("CREATE TABLE t (id INTEGER)")
+        connection.execute("INSERT INTO t VALUES (1)")
+    return path
+
+
+async def add_database(client: object, path: Path | str) -> object:
+    parameters = {"local_database_name": "files", "base_type": "sqlite", "database": str(path)}
+    return await client.put("/Database", params=parameters, headers=admin_headers())  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_without_a_directory_the_driver_serves_no_file(tmp_path: Path) -> None:
+    """Installed but not configured (as `make test` once left it in the venv `make run` serves): no file at all."""
+    readable = sqlite_file(tmp_path / "any.sqlite3")
+    async with running_gateway(tmp_path / "gateway") as client:
+        message = await error_of(await add_database(client, readable), 502, "database_unavailable")
+    assert "[drivers.sqlite] directory" in message
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("way", ["outside", "dot_dot", "link"])
+async def test_a_file_outside_the_directory_is_refused(tmp_path: Path, way: str) -> None:
+    """A path leading out of the folder, directly, through ``..`` or through a link inside it, is 502."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    outside = sqlite_file(tmp_path / "elsewhere" / "secret.sqlite3")
+    if way == "outside":
+        path: Path | str = outside
+    elif way == "dot_dot":
+        path = f"{allowed}/../elsewhere/secret.sqlite3"
+    else:
+        path = allowed / "link.sqlite3"
+        path.symlink_to(outside)
+    async with running_gateway(tmp_path / "gateway", drivers={"sqlite": {"directory": str(allowed)}}) as client:
+        message = await error_of(await add_database(client, path), 502, "database_unavailable")
+    assert str(allowed) in message
+
+
+@pytest.mark.asyncio
+async def test_a_file_replaced_by_a_link_leading_out_is_no_longer_read(tmp_path: Path) -> None:
+    """The path is resolved at every open: a registered file swapped for a link to another file is refused."""
+    allowed = tmp_path / "allowed"
+    registered = sqlite_file(allowed / "data.sqlite3")
+    outside = sqlite_file(tmp_path / "elsewhere" / "secret.sqlite3")
+    async with running_gateway(tmp_path / "gateway", drivers={"sqlite": {"directory": str(allowed)}}) as client:
+        assert (await add_database(client, registered)).status == 200  # type: ignore[attr-defined]
+        await grant(client, "files-reader-token-0123", "files_main_t")
+        query = "SELECT id FROM main.t"
+        assert (await get_data(client, "files", query, token="files-reader-token-0123")).status == 200
+        registered.unlink()
+        registered.symlink_to(outside)
+        await error_of(await get_data(client, "files", query, token="files-reader-token-0123"), 503, "database_unavailable")
+
+
+def test_a_directory_that_is_no_folder_stops_the_gateway(tmp_path: Path) -> None:
+    from dbgateway_sqlite import SQLiteDriver
+
+    with pytest.raises(ValueError, match="absolute path"):
+        SQLiteDriver({"directory": "relative/folder"})
+    with pytest.raises(ValueError, match="is not a folder"):
+        SQLiteDriver({"directory": str(tmp_path / "missing")})
+    with pytest.raises(ValueError, match="one option is directory"):
+        SQLiteDriver({"directry": str(tmp_path)})
