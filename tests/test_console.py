@@ -175,14 +175,53 @@ def read_terminal_until(descriptor: int, wanted: str, seconds: float = 20.0) -> 
     return seen
 
 
+AARDVARK_DRIVER = """
+from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
+from gateway.errors import DatabaseUnavailable
+
+
+class AardvarkDriver:
+    base_type = "aardvark"
+    connection_fields = DEFAULT_CONNECTION_FIELDS
+
+    def __init__(self, options=None):
+        pass
+
+    def open_pool(self, connection, limits, logger):
+        raise DatabaseUnavailable("the aardvark driver serves no database")
+"""
+
+
+def with_a_driver_named_aardvark(tmp_path: Path) -> dict[str, str]:
+    """PYTHONPATH for a process that finds one more driver, ``aardvark``, which sorts before postgres.
+
+    The banner must not be read as if postgres were the first (or only) driver: a test that expected
+    ``drivers        postgres`` failed once such a driver was installed (issue 20).
+    """
+    folder = tmp_path / "aardvark"
+    metadata = folder / "aardvark_driver-0.1.dist-info"
+    metadata.mkdir(parents=True)
+    (folder / "aardvark_driver.py").write_text(AARDVARK_DRIVER)
+    (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: aardvark-driver\nVersion: 0.1\n")
+    (metadata / "entry_points.txt").write_text("[dbgateway.drivers]\naardvark = aardvark_driver:AardvarkDriver\n")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
+
+
+def banner_drivers(banner: str) -> list[str]:
+    """The names on the banner's drivers line, in its order."""
+    line = next(line for line in banner.splitlines() if line.strip().startswith("drivers "))
+    return line.split(None, 1)[1].strip().split(", ")
+
+
 def test_serve_on_a_terminal_prints_one_banner_and_readable_logs(tmp_path: Path) -> None:
     """stderr a terminal (as under `make run`): a banner with version, URL, registry, drivers, where the admin
-    token is (not the token) and the warnings; log lines as level, event, key=value rather than JSON."""
+    token is (not the token) and the warnings; log lines as level, event, key=value rather than JSON. Another
+    driver is installed, whose name sorts before postgres: the banner names every driver."""
     port = free_port()
     primary, secondary = pty.openpty()
     process = subprocess.Popen(
         [gateway_command(), "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port), "--log-level", "INFO"],
-        env=process_environment(DBGATEWAY_REGISTRY_FILE_TYPO="x"),
+        env=process_environment(DBGATEWAY_REGISTRY_FILE_TYPO="x", **with_a_driver_named_aardvark(tmp_path)),
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=secondary,
@@ -205,7 +244,9 @@ def test_serve_on_a_terminal_prints_one_banner_and_readable_logs(tmp_path: Path)
     assert shown.count(f"dbgateway {__version__}") == 1
     banner = shown.split(f"dbgateway {__version__}", 1)[1]
     assert f"http://127.0.0.1:{port}" in banner
-    assert "registry       file:" in banner and "drivers        postgres" in banner
+    assert "registry       file:" in banner
+    drivers = banner_drivers(banner)
+    assert drivers == sorted(drivers) and {"aardvark", "postgres"} <= set(drivers), drivers
     assert f"admin token    in the file {(tmp_path / 'data' / 'admin_token').resolve()}" in banner
     assert "! admin_token_generated" in banner and "! config_warning" in banner  # repeated after the banner
     assert "DBGATEWAY_REGISTRY_FILE_TYPO" in banner
@@ -234,7 +275,7 @@ def test_log_format_decides_what_a_pipe_gets(tmp_path: Path, log_format: str, js
     if json_lines:
         listening = next(json.loads(line) for line in lines if '"gateway_listening"' in line)
         assert listening["version"] == __version__ and listening["url"] == f"http://127.0.0.1:{port}"
-        # postgres, and whatever else is installed (`make test` installs the example sqlite driver).
+        # postgres, and whatever else is installed (`make test` installs the example sqlite driver beside it).
         assert "postgres" in listening["drivers"] and listening["workers"] == 1
         assert listening["admin_access"] == "the admin_token setting (environment DBGATEWAY_ADMIN_TOKEN)"
         assert ADMIN_TOKEN not in stderr
