@@ -75,7 +75,9 @@ class QueryInputs:
     """The SQL text (its size is checked after the format)."""
     format: str | None = parameter(
         "Result format: json (text/javascript), csv (text/csv) or ndjson (application/x-ndjson); wins over "
-        "Accept. Without it, Accept chooses by q-value; an Accept naming none of them gets json.",
+        "Accept. Without it, Accept chooses by q-value; an Accept naming none of them gets json. A client "
+        "generated from this document reads this operation's answer as JSON: it asks /GetData/csv or "
+        "/GetData/ndjson for the other formats.",
         schema={"type": "string", "enum": FORMAT_NAMES},
         body_schema={"type": "string", "enum": FORMAT_NAMES, "description": "Result format; wins over the Accept header."},
     )
