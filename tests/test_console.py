@@ -91,32 +91,6 @@ def test_config_refuses_a_wrong_value_with_one_sentence_and_exit_2(tmp_path: Pat
         assert "Attribute(" not in lines[0] and "Traceback" not in result.stderr  # no attrs internals
 
 
-def test_config_prints_the_warnings_serve_would_log(tmp_path: Path) -> None:
-    """Options for a driver that is not installed, an allowed function a built-in rule refuses: warnings, exit 0."""
-    settings_file = tmp_path / "gateway.toml"
-    settings_file.write_text('[drivers.postgres]\nallow_functions = ["pg_sleep"]\n[drivers.nosuch]\nx = 1\n')
-    result = run_command("config", "--config", str(settings_file), cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    warnings = result.stderr.strip().splitlines()
-    assert any(line.startswith("dbgateway: warning: allow_functions_overrides_denial") and "pg_sleep" in line
-               for line in warnings), warnings
-    assert any(line.startswith("dbgateway: warning: driver_options_unused") and "nosuch" in line
-               for line in warnings), warnings
-
-
-def test_config_into_a_pipe_its_reader_closed_ends_quietly(tmp_path: Path) -> None:
-    """`dbgateway config | head`: the reader leaves first; no BrokenPipeError traceback, SIGPIPE as for any tool."""
-    process = subprocess.Popen(
-        [gateway_command(), "config"], cwd=tmp_path, env=process_environment(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    assert process.stdout is not None and process.stderr is not None
-    process.stdout.close()  # before it writes anything: its first write finds no reader
-    stderr = process.stderr.read().decode()
-    assert process.wait(timeout=30) == -13, stderr  # killed by SIGPIPE, as cat or ls would be
-    assert stderr == ""
-
-
 def test_log_level_option_is_read_in_any_case(tmp_path: Path) -> None:
     """--log-level WARNING is warning; --log-level loud is one sentence listing the levels."""
     assert settings_shown(run_command("config", "--log-level", "WARNING", cwd=tmp_path).stdout)["log_level"] == (
