@@ -3,22 +3,24 @@
 ``statement_timeout``, the gateway's cancel and even ``pg_terminate_backend``
 act only when the running backend checks for interrupts; these functions do
 not while they run. Each entry names a function overload and the argument
-positions (0-based) whose sizes multiply into its running time. Wherever the
-guard sees that such an overload may run (called by name, or as the function
-behind an operator such as ``LIKE``, ``&&``, ``@>``, ``?|`` or ``-``), every
-argument in those positions must be *bounded* (``plain_arguments.py``): a
-literal of at most ``max_bounded_literal_bytes``, or one column of a granted
-table, possibly passed through a function of ``SIZE_BOUNDED_BY_ARGUMENTS``.
+positions (0-based) whose sizes multiply into its running time
+(``costs.call_cost``: 5 ns per step of the product, one position counting as
+its square). Wherever the analysed query runs such an overload (called by
+name, behind an operator such as ``LIKE``, ``&&``, ``@>``, ``?|`` or ``-``, as
+a cast or a type's input function), the row's budget is charged at the
+bounded sizes of those arguments (``checks.py``, ``budget.py``).
 
 Keys are ``name(type, ...)`` with pg_catalog type names (``text[]`` for an
-array), or a bare ``name`` for every overload of the name. To extend the
-table from an audit finding, add its implementing function (``pg_proc.proname``,
-``pg_operator.oprcode``) with the positions of the inputs that drive its cost.
-``tests/test_sql_guard.py`` checks every key against the live catalog.
-Measurements are in docs/security.md; scripts/interrupt_audit.py (issue 8's
-audit) measures every family at doubling sizes under a 1 s statement limit,
-and an entry here answers each superlinear overrun it found that is not
-refused outright (XML parsing, polygons and paths: ``function_policy.py``).
+array), or a bare ``name`` for every overload of the name; a rule holds for
+every function with the same C symbol and argument count too
+(``costs.cost_positions``). To extend the table from an audit finding, add its
+implementing function (``pg_proc.proname``, ``pg_operator.oprcode``) with the
+positions of the inputs that drive its cost. ``tests/test_sql_guard.py``
+checks every key against the live catalog. Measurements are in
+docs/security.md; scripts/interrupt_audit.py measures every family at
+doubling sizes under a 1 s statement limit, and an entry here answers each
+superlinear overrun it found that is not refused outright (XML parsing,
+polygons and paths: ``function_policy.py``).
 """
 
 from __future__ import annotations
@@ -123,70 +125,3 @@ COST_BOUNDED_FUNCTIONS: dict[str, tuple[int, ...]] = {
     "range_agg(anymultirange)": (0,),
 }
 """Function overload -> argument positions whose sizes multiply into its running time."""
-
-EVERY_ARGUMENT: tuple[int, ...] = (-1,)
-"""Positions meaning all the arguments, however many (a VARIADIC function such as jsonb_build_object)."""
-
-SIZE_BOUNDED_BY_ARGUMENTS: dict[str, tuple[int, ...]] = {
-    # The result is no larger than the argument in these positions (give or take a
-    # case mapping's or an escape's small factor), so a bounded argument stays bounded.
-    "lower": (0,),
-    "upper": (0,),
-    "initcap": (0,),
-    "btrim(text)": (0,),
-    "ltrim(text)": (0,),
-    "rtrim(text)": (0,),
-    "substr": (0,),
-    "substring": (0,),
-    "left": (0,),
-    "right": (0,),
-    "like_escape": (0, 1),
-    "similar_to_escape": (0, 1),
-    # Text search: a tsvector or tsquery is no larger than the text it was made of.
-    "to_tsvector(text)": (0,),
-    "to_tsvector(regconfig, text)": (1,),
-    "to_tsvector(json)": (0,),
-    "to_tsvector(regconfig, json)": (1,),
-    "to_tsvector(jsonb)": (0,),
-    "to_tsvector(regconfig, jsonb)": (1,),
-    "to_tsquery(text)": (0,),
-    "to_tsquery(regconfig, text)": (1,),
-    "plainto_tsquery(text)": (0,),
-    "plainto_tsquery(regconfig, text)": (1,),
-    "phraseto_tsquery(text)": (0,),
-    "phraseto_tsquery(regconfig, text)": (1,),
-    "websearch_to_tsquery(text)": (0,),
-    "websearch_to_tsquery(regconfig, text)": (1,),
-    # Splitting: the pieces hold the input's bytes, plus a few bytes of array overhead per piece.
-    "string_to_array": (0,),
-    "regexp_split_to_array": (0,),
-    # Conversions and constructors of JSON: as large as the values they hold, plus punctuation.
-    "to_jsonb": (0,),
-    "to_json": (0,),
-    "jsonb_build_object": EVERY_ARGUMENT,
-    "jsonb_build_array": EVERY_ARGUMENT,
-    "json_build_object": EVERY_ARGUMENT,
-    "json_build_array": EVERY_ARGUMENT,
-    # Concatenation (||): as large as both operands together. The guard still
-    # allows at most one column reference in a bounded argument.
-    "textcat": (0, 1),
-    "textanycat": (0, 1),
-    "anytextcat": (0, 1),
-    "byteacat": (0, 1),
-    "bitcat": (0, 1),
-    "array_cat": (0, 1),
-    "array_append": (0, 1),
-    "array_prepend": (0, 1),
-    "jsonb_concat": (0, 1),
-    "tsvector_concat": (0, 1),
-    "tsquery_or": (0, 1),
-    # Range constructors: two bounds and a flags string, so int4multirange(int4range(1, 2), ...) of
-    # literals stays bounded.
-    "int4range": EVERY_ARGUMENT,
-    "int8range": EVERY_ARGUMENT,
-    "numrange": EVERY_ARGUMENT,
-    "daterange": EVERY_ARGUMENT,
-    "tsrange": EVERY_ARGUMENT,
-    "tstzrange": EVERY_ARGUMENT,
-}
-"""Function overload -> argument positions that carry its result's size (keys as above)."""
