@@ -208,6 +208,11 @@ class TestWorkAndSizes:
         # The administrator's data against the administrator's data: trusted (docs/security.md, Limits).
         "select strpos(col, (select string_agg(code, '') from s.u)) from s.t",
         "select ltrim(col, string_agg(name, '')) from s.t group by col",
+        # Arithmetic on the administrator's numbers: numeric division of stored values is the data's own cost.
+        "select sum(n) / sum(price), price * qty, n % price, avg(n), f8::numeric * 2 from s.t group by id, n, price, "
+        "qty, f8",
+        "select count(*) from s.t group by cube(x, y, id), rollup(a, b)",
+        "select repeat('x', (select count(*) from s.t)::int)",
     ]
     REFUSED = [
         ("select ltrim(repeat('a', 128000), repeat('b', 128000) || 'a')", "PostgreSQL cannot interrupt ltrim"),
@@ -233,6 +238,15 @@ class TestWorkAndSizes:
         ("select repeat('a', x * 1000000) from s.t", "times the size of the stored data it reads"),
         ("select array_agg(g) from generate_series(1, 50000000) g", "max_built_value_bytes"),
         ("select name like 'x'::char(10000000) from s.t", "max_built_value_bytes"),
+        # Red team 2 (issue 19): numeric long division is the product of the digits (8.2 s under a 1 s limit)
+        ("select (1e131000/7)/(1e65000/3) > 0", "cannot interrupt numeric_div"),
+        # ... a number read from the data, squared, is no longer the data's size (5.4 s, 2.1 GB)
+        ("select md5(s || 'a') from (select repeat('x', x * x * 200) s from s.t where x = 1000 offset 0) q",
+         "without a bound"),
+        ("select repeat('x', (select count(*) from s.t a, s.t b)::int)", "without a bound"),
+        # ... 2 048 incomparable grouping sets: the planner's knapsack over them cannot be interrupted
+        ("select count(*) from s.t group by " + ", ".join(
+            f"grouping sets((x + {2 * i}), (x + {2 * i + 1}))" for i in range(11)), "2,048 grouping sets"),
     ]
 
     @pytest.mark.parametrize("sql", ALLOWED)

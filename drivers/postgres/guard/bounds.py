@@ -11,7 +11,8 @@ A ``Bound`` says: at most ``fixed + stored + data x D``.
 - ``unknown``: no rule bounds the value: it may be as large as PostgreSQL allows any value (1 GiB).
 
 A product of two amounts of the administrator's data stays the administrator's data (``D x D = D``,
-``D x stored = D``): the data bounds the data. What the query multiplies it by (``fixed x D``) is what the
+``D x stored = D``, ``stored x stored`` the larger stored): the data bounds the data. (Numbers and row
+counts used as numbers are the exception: ``sizes.number_product``.) What the query multiplies it by (``fixed x D``) is what the
 guard counts and caps.
 """
 
@@ -64,11 +65,15 @@ class Bound:
         f2, s2, d2 = other.fixed, other.stored, other.data
         admin = 1 if (d1 and (d2 or s2)) or (d2 and s1) else 0
         return Bound(f1 * f2 + f1 * s2 + s1 * f2, f1 * d2 + f2 * d1 + admin * max(d1, d2),
-                     self.unknown or other.unknown, s1 * s2)
+                     self.unknown or other.unknown, max(s1, s2) if s1 and s2 else 0)
 
     def scaled(self, factor: int, plus: int = 0) -> Bound:
         """``factor x self + plus``: the query multiplies every part of it."""
         return Bound(self.fixed * factor + plus, self.data * factor, self.unknown, self.stored * factor)
+
+    def divided(self, divisor: int) -> Bound:
+        """``self / divisor``, rounded up."""
+        return Bound(-(-self.fixed // divisor), -(-self.data // divisor), self.unknown, -(-self.stored // divisor))
 
     def at_most(self, limit: int) -> Bound:
         """This bound where a type's own ``limit`` is lower (the query's part counted first)."""

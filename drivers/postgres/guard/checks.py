@@ -46,6 +46,10 @@ _AS_IS = frozenset({TEXT, VARCHAR, BPCHAR, JSON, JSONB})
 """Types a rendering function takes as they are, without their output function."""
 _BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _XML_PARSING = "it parses XML with libxml2, which PostgreSQL cannot interrupt"
+MAX_GROUPING_SETS = 1024
+"""The most grouping sets a GROUP BY may expand to. Pairwise incomparable sets (``GROUPING SETS((a),(b)),
+GROUPING SETS((c),(d)), ...``) each make a rollup, and the planner's knapsack over them checks for no
+interrupts: 1 024 sets planned in 0.19 s, 2 048 in 0.77 s, 4 096 (PostgreSQL's own limit) in 55 s."""
 JSON_RECORD_MAKERS = frozenset({
     "json_to_record", "json_to_recordset", "jsonb_to_record", "jsonb_to_recordset",
     "json_populate_record", "json_populate_recordset", "jsonb_populate_record", "jsonb_populate_recordset",
@@ -69,6 +73,11 @@ class LevelChecks:
 
     def run(self) -> None:
         query = self.query
+        if query.grouping_sets > MAX_GROUPING_SETS:
+            raise QueryRejected(
+                f"GROUP BY expands to {query.grouping_sets:,} grouping sets, over {MAX_GROUPING_SETS:,}: PostgreSQL "
+                "cannot interrupt planning them (their rollups are chosen by a search that grows with the cube of "
+                "their number); group by fewer sets", reason=RefusalReason.CONSTRUCT)
         for top in query.expressions():
             for expr in walk(top):
                 self._check(expr)

@@ -344,3 +344,24 @@ class Clauses(AnalyzerBase):
 
 
 __all__ = ["Clauses", "SubLink"]
+
+
+def grouping_set_count(items: list[Raw]) -> int:
+    """How many grouping sets a GROUP BY list expands to, as ``expand_grouping_sets`` counts them: the product
+    over its items, where ROLLUP of n is n + 1 sets, CUBE of n is 2^n and GROUPING SETS the sum of its own."""
+    count = 1
+    for raw in items:
+        kind, body = unwrap(raw)
+        count *= _sets_of(body) if kind == "GroupingSet" else 1
+    return count
+
+
+def _sets_of(body: Raw) -> int:
+    kind, content = body.get("kind"), body.get("content", ())
+    if kind == "GROUPING_SET_ROLLUP":
+        return len(content) + 1
+    if kind == "GROUPING_SET_CUBE":
+        return 1 << min(len(content), 62)
+    if kind == "GROUPING_SET_SETS":
+        return sum(_sets_of(unwrap(raw)[1]) if unwrap(raw)[0] == "GroupingSet" else 1 for raw in content)
+    return 1  # GROUPING_SET_EMPTY, GROUPING_SET_SIMPLE

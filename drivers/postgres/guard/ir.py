@@ -519,6 +519,8 @@ class Query:
         self.where: Expr | None = None
         self.having: Expr | None = None
         self.group: list[Expr] = []
+        self.grouping_sets = 1
+        """How many grouping sets GROUP BY expands to (``expand_grouping_sets``): 1 without GROUPING SETS."""
         self.sort: list[SortItem] = []
         self.distinct = False
         self.distinct_on: list[Expr] = []

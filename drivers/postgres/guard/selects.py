@@ -10,6 +10,7 @@ come from its query; a recursive one's from its non-recursive term.
 
 from __future__ import annotations
 
+from drivers.postgres.guard.clauses import grouping_set_count
 from drivers.postgres.guard.base import AnalyzerBase, Raw
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.expressions import unwrap
@@ -68,6 +69,7 @@ class Selects(AnalyzerBase):
         query.having = self.where_clause(body.get("havingClause"), state, "HAVING")
         query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)
         query.group = self.group_clause(body.get("groupClause"), query.targets, state)
+        query.grouping_sets = grouping_set_count(body.get("groupClause") or [])
         distinct = body.get("distinctClause")
         if distinct is not None:
             query.distinct = True

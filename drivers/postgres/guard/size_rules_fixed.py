@@ -56,6 +56,32 @@ rule("float4_accum", "float8_accum", "float8_combine", "float8_regr_accum", "flo
 rule("interval_accum", "interval_accum_inv", "interval_combine")(lambda args, _: Bound(512))
 
 
+# Arithmetic on numbers: the result's digits come from the operands' (a type's own limit caps each). Counted so
+# that a sum of stored numbers stays the stored data's size, as the cost of dividing it depends on.
+rule("numeric_add", "numeric_sub", "numeric_mod", "mod", "numeric_abs", "abs", "numeric_uminus", "numeric_uplus",
+     "numeric_larger", "numeric_smaller", "round", "trunc", "ceil", "ceiling", "floor")(lambda args, _: maximum([a.size for a in args[:2]]).scaled(1, 2))
+rule("numeric_mul")(lambda args, _: total([a.size for a in args]).scaled(1, 2))
+# A quotient has at most the dividend's digits plus the divisor's (dividing by 0.001 multiplies), and at most
+# NUMERIC_MAX_DISPLAY_SCALE (1 000) digits after the point.
+rule("numeric_div", "numeric_div_trunc", "div")(lambda args, _: total([a.size for a in args]).scaled(1, 1024))
+# An aggregate of numbers: a sum has at most 19 more digits than its largest term (2^63 rows); an average at
+# most the display scale more.
+rule("sum")(lambda args, _: maximum([a.size for a in args]).scaled(1, 24))
+rule("avg")(lambda args, _: maximum([a.size for a in args]).scaled(1, 1044))
+
+
+_FLOATS = frozenset({700, 701})
+"""float4 and float8: a float prints at most 24 characters, but as a numeric 1e308 is 309 digits."""
+
+
+@rule("numeric")
+def _to_numeric(args: list[Arg], _: RuleContext) -> Bound:
+    # The cast to numeric (and numeric(x, typmod)): the digits the value has; a float's value may hold 309.
+    if args and args[0].expr.type in _FLOATS:
+        return Bound(330)
+    return _size(args, 0).scaled(1, 2)
+
+
 def send_rule(args: list[Arg], _: RuleContext) -> Bound:
     """A ``*send`` function: the value's binary form, as bytea (``\\x`` and two hex digits per byte)."""
     return _size(args, 0).scaled(_SEND_FACTOR, 64)

@@ -45,6 +45,14 @@ _JSON_ROW_MAKERS: Final = frozenset({
 })
 
 
+def number_product(left: Bound, right: Bound) -> Bound:
+    """A bound on the product of two numbers. The administrator's numbers times the administrator's numbers
+    are no longer the administrator's data (``id * id * 200``, a cross join's count squares them): unbounded."""
+    if (left.data or left.stored) and (right.data or right.stored):
+        return UNKNOWN
+    return left * right
+
+
 class SizeModel:
     """Bounds for one analysed query and its sub-queries, remembered per node."""
 
@@ -52,7 +60,7 @@ class SizeModel:
         self.catalog = catalog
         self._sizes: dict[int, Bound] = {}
         self._numbers: dict[int, Bound] = {}
-        self._rows: dict[int, Bound] = {}
+        self._rows: dict[tuple[int, bool], Bound] = {}
         self._owner: dict[int, Query] = {}
         for query in subqueries(root):
             for target in query.targets:
@@ -189,6 +197,8 @@ class SizeModel:
         rows = self.input_rows(query) if isinstance(call, Call) and call.kind != "function" else _ONE
         arguments = self.arguments(call, query)
         bound = rule(arguments, RuleContext(rows, call.type, limit, self.catalog))
+        if bound.unknown:
+            return bound
         return bound.at_most(limit.fixed) if limit is not None else bound.at_most(1 << 30)
 
     def arguments(self, call: Call | OpCall, query: Query) -> list[Arg]:
@@ -289,10 +299,10 @@ class SizeModel:
     def _operator_number(self, op: OpCall, query: Query) -> Bound:
         name = op.operator.name
         numbers = [self.number(a, query) for a in op.args]
-        if name in ("+", "-") or (name == "||" and False):
+        if name in ("+", "-"):
             return total(numbers)
         if name == "*":
-            return numbers[0] * numbers[1] if len(numbers) == 2 else UNKNOWN
+            return number_product(numbers[0], numbers[1]) if len(numbers) == 2 else UNKNOWN
         if name in ("/", "%") and len(numbers) == 2:
             if op.type == NUMERIC or self.catalog.category(op.type) == "N" and op.type not in (20, 21, 23):
                 return UNKNOWN  # dividing by a fraction grows the number
@@ -306,9 +316,9 @@ class SizeModel:
         if name in _NUMBER_FUNCTIONS_OF_SIZE and call.args:
             return self.size(call.args[0], query)
         if name == "count":
-            return self.input_rows(query)
+            return self.input_rows(query, strict=True)
         if name == "sum" and call.args:
-            return self.input_rows(query) * self.number(call.args[0], query)
+            return number_product(self.input_rows(query, strict=True), self.number(call.args[0], query))
         if name in _NUMBER_PRESERVING and call.args:
             return maximum([self.number(a, query) for a in call.args]).scaled(1, 1)
         if name in ("random", "random_normal"):
@@ -317,58 +327,67 @@ class SizeModel:
 
     # Rows ------------------------------------------------------------------------------------------------
 
-    def rows(self, query: Query) -> Bound:
-        """The most rows ``query`` yields."""
-        key = id(query)
+    def rows(self, query: Query, *, strict: bool = False) -> Bound:
+        """The most rows ``query`` yields (``strict``: as a number, see ``input_rows``)."""
+        key = (id(query), strict)
         found = self._rows.get(key)
         if found is None:
-            self._rows[key] = DATA  # a query reading itself (a recursive CTE) counts as data
-            found = self._rows[key] = self._query_rows(query)
+            # A query reading itself (a recursive CTE) counts as data; as a number, unbounded.
+            self._rows[key] = UNKNOWN if strict else DATA
+            found = self._rows[key] = self._query_rows(query, strict)
         return found
 
-    def _query_rows(self, query: Query) -> Bound:
+    def _query_rows(self, query: Query, strict: bool) -> Bound:
         if query.setop is not None:
             operation, _, left, right = query.setop
-            rows = self.rows(left) + self.rows(right) if operation == "UNION" else self.rows(left)
+            rows = self.rows(left, strict=strict)
+            rows = rows + self.rows(right, strict=strict) if operation == "UNION" else rows
         elif query.values is not None:
             rows = Bound(len(query.values))
         elif query.has_aggregates and not query.group:
             rows = _ONE
         else:
-            rows = self.input_rows(query)
+            rows = self.input_rows(query, strict=strict)
             # Set-returning calls anywhere in the select list (``generate_series(1, n)::text``) multiply the
             # rows; siblings run in step, so the product is an upper bound.
             for target in query.targets:
                 for expr in walk(target.expr):
                     if isinstance(expr, (Call, OpCall)) and expr.returns_set:
-                        rows = rows * maximum([_ONE, self.set_rows(expr, query)])
+                        produced = maximum([_ONE, self.set_rows(expr, query)])
+                        rows = number_product(rows, produced) if strict else rows * produced
         if query.limit is not None:
             limit = self.number(query.limit, query)
             if limit.is_constant and (rows.unknown or rows.data or limit.fixed < rows.fixed):
                 rows = limit
         return rows
 
-    def input_rows(self, query: Query) -> Bound:
-        """The rows a query level reads before grouping: the product of its FROM items."""
+    def input_rows(self, query: Query, *, strict: bool = False) -> Bound:
+        """The rows a query level reads before grouping: the product of its FROM items.
+
+        As a size the product of two tables' rows stays the administrator's data (a join of granted tables
+        is the data); as a number (``strict``: a ``count(*)`` that a size rule reads) it is not bounded:
+        a cross join of a table with itself squares its rows.
+        """
         rows = _ONE
         for entry in query.from_items:
-            rows = rows * self.entry_rows(entry, query)
+            found = self.entry_rows(entry, query, strict=strict)
+            rows = number_product(rows, found) if strict else rows * found
         return rows
 
-    def entry_rows(self, entry: RangeEntry, query: Query) -> Bound:
+    def entry_rows(self, entry: RangeEntry, query: Query, *, strict: bool = False) -> Bound:
         """The rows one FROM item yields."""
         if entry.kind == "relation":
             return DATA
         if entry.kind == "join" and entry.join_sides is not None:
-            left, right = entry.join_sides
-            return self.entry_rows(left, query) * self.entry_rows(right, query)
+            left, right = (self.entry_rows(side, query, strict=strict) for side in entry.join_sides)
+            return number_product(left, right) if strict else left * right
         if entry.kind == "values":
             return Bound(len(query.values or ()))
         if entry.kind == "function":
             found = [self.set_rows(f, query) if getattr(f, "returns_set", False) else _ONE for f in entry.functions]
             return maximum(found) if found else _ONE
         if entry.query is not None:
-            return self.rows(entry.query)
+            return self.rows(entry.query, strict=strict)
         return DATA
 
     def set_rows(self, call: Expr, query: Query) -> Bound:
