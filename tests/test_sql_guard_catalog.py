@@ -213,6 +213,9 @@ class TestWorkAndSizes:
         "qty, f8",
         "select count(*) from s.t group by cube(x, y, id), rollup(a, b)",
         "select repeat('x', (select count(*) from s.t)::int)",
+        # A CTE read more than once is stored once (the NOT MATERIALIZED form of this one is refused).
+        "with c as (select ltrim(body, repeat('b', 2000)) v from s.t) "
+        "select (select v from c), (select v from c), (select v from c), (select v from c)",
     ]
     REFUSED = [
         ("select ltrim(repeat('a', 128000), repeat('b', 128000) || 'a')", "PostgreSQL cannot interrupt ltrim"),
@@ -234,7 +237,16 @@ class TestWorkAndSizes:
          "max_built_value_bytes"),
         ("select json_array_elements_text(('[' || repeat('1,', 60000000) || '1]')::json)", "max_built_value_bytes"),
         ("select json_array_length(j), json_array_length(j), json_array_length(j) "
-         "from (select ('[' || repeat('1,', 3000000) || '1]')::json j) s", "max_expression_memory_bytes"),
+         "from (select ('[' || repeat('1,', 3000000) || '1]')::json j) s", "max_expression_"),
+        # Red team 2: a pulled-up sub-select's column read k times runs its expression k times in one row, and
+        # every level's work adds up (85 LATERAL btrims of a stored value: 7.4 s under a 1 s limit).
+        ("select " + ", ".join(["x || ''"] * 60) + " from (select md5(repeat('a', 7000000)) x) s",
+         "cannot interrupt md5"),
+        ("select " + " + ".join(f"x{i}" for i in range(85)) + " from s.t b, " + ", ".join(
+            f"lateral (select length(btrim(b.body, '{'b' * 999}a')) as x{i}) s{i}" for i in range(85)),
+         "cannot interrupt btrim"),
+        ("with c as not materialized (select ltrim(body, repeat('b', 2000)) v from s.t) "
+         "select (select v from c), (select v from c), (select v from c), (select v from c)", "cannot interrupt ltrim"),
         ("select repeat('a', x * 1000000) from s.t", "times the size of the stored data it reads"),
         ("select array_agg(g) from generate_series(1, 50000000) g", "max_built_value_bytes"),
         ("select name like 'x'::char(10000000) from s.t", "max_built_value_bytes"),

@@ -3,9 +3,11 @@
 PostgreSQL checks for interrupts between rows, not between the calls that
 produce one row, so every call a query level makes for one row (and the
 output of the row's values to the client) runs as one stretch that
-``statement_timeout`` cannot cut. ``RowBudget`` sums what each call costs at
-the bounded sizes of its arguments (``costs.py``, ``conversions.py``) and
-refuses a level whose sum, with the administrator's data at
+``statement_timeout`` cannot cut; sub-selects pulled up into the level that
+reads them join its stretch (``levels.py``). ``RowBudget`` sums what each
+call of every level of the statement costs at the bounded sizes of its
+arguments (``costs.py``, ``conversions.py``), times how often it runs per
+row, and refuses a statement whose sum, with the administrator's data at
 ``assumed_data_value_bytes``, passes ``max_expression_milliseconds`` or
 ``max_expression_memory_bytes``. The refusal names the costliest call.
 """
@@ -41,6 +43,8 @@ class RowBudget:
         self.time = Bound()
         self.memory = Bound()
         self._costliest: tuple[int, Expr | None, str] = (0, None, "it")
+        self.repeats = 1
+        """How many times what is spent now runs per row (a pulled-up sub-select's column read twice: 2)."""
 
     def spend(self, expr: Expr, doer: FunctionInfo | str | None, time: Bound, memory: Bound = Bound()) -> None:
         """Count ``time`` (nanoseconds) and ``memory`` (bytes) that ``doer`` spends evaluating ``expr``.
@@ -48,6 +52,8 @@ class RowBudget:
         A memory bound that is unknown counts nothing: the value's own size check refuses what no rule
         bounds, and the time of any call that reads it is unknown too.
         """
+        if self.repeats > 1:
+            time, memory = time.scaled(self.repeats), memory.scaled(self.repeats)
         self.time = self.time + time
         nanoseconds = self._nanoseconds(time)
         if nanoseconds > self._costliest[0]:

@@ -34,6 +34,7 @@ from drivers.postgres.guard.ir import (
     ArrayOp, Call, Cast, Const, Expr, FieldSelect, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
 )
 from drivers.postgres.guard.names import display_name
+from drivers.postgres.guard.levels import expression_repeats
 from drivers.postgres.guard.planner import estimated, estimation_cost
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.render import describe
@@ -60,8 +61,8 @@ JSON_RECORD_MAKERS = frozenset({
 class LevelChecks:
     """The checks of one query level; ``functions`` collects the names of what it calls."""
 
-    def __init__(self, policy: GuardPolicy, model: SizeModel, query: Query, functions: set[str], *,
-                 sends_rows: bool = False) -> None:
+    def __init__(self, policy: GuardPolicy, model: SizeModel, query: Query, functions: set[str], budget: RowBudget,
+                 repeats: dict[int, int], *, sends_rows: bool = False) -> None:
         self.policy = policy
         self.catalog = policy.catalog
         self.model = model
@@ -69,7 +70,10 @@ class LevelChecks:
         self.functions = functions
         self.sends_rows = sends_rows
         """The statement's own level: its row's values go to the client through their output functions."""
-        self.budget = RowBudget(policy.limits, policy.catalog)
+        self.budget = budget
+        """The statement's budget: every level's work counts in it (``levels.py``)."""
+        self.repeats = repeats
+        """How many times a select-list expression runs per row (``levels.expression_repeats``)."""
 
     def run(self) -> None:
         query = self.query
@@ -79,8 +83,10 @@ class LevelChecks:
                 "cannot interrupt planning them (their rollups are chosen by a search that grows with the cube of "
                 "their number); group by fewer sets", reason=RefusalReason.CONSTRUCT)
         for top in query.expressions():
+            self.budget.repeats = self.repeats.get(id(top), 1)
             for expr in walk(top):
                 self._check(expr)
+        self.budget.repeats = 1
         for item in query.sort:
             if item.function is not None:
                 self._function(item.function, item.expr)
@@ -100,7 +106,6 @@ class LevelChecks:
                 if not target.junk:
                     made = self._output_cost(target.expr)
                     self.budget.spend(target.expr, "its output function", Bound(made.fixed, 0, made.unknown))
-        self.budget.check()
 
     def _check(self, expr: Expr) -> None:
         self._check_type(expr)
@@ -309,8 +314,10 @@ def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], 
     model = SizeModel(policy.catalog, root)
     functions: set[str] = set()
     queries = list(subqueries(root))
+    budget, repeats = RowBudget(policy.limits, policy.catalog), expression_repeats(root)
     for query in queries:
-        LevelChecks(policy, model, query, functions, sends_rows=query is root).run()
+        LevelChecks(policy, model, query, functions, budget, repeats, sends_rows=query is root).run()
+    budget.check()
     read = {expr.location for query in queries for top in query.expressions() for expr in walk(top)
             if isinstance(expr, Const) and expr.value_read and expr.literal in ("integer", "numeric")}
     return frozenset(functions), frozenset(read)

@@ -521,6 +521,9 @@ class Query:
         self.group: list[Expr] = []
         self.grouping_sets = 1
         """How many grouping sets GROUP BY expands to (``expand_grouping_sets``): 1 without GROUPING SETS."""
+        self.materialized = ""
+        """For a CTE's query: ``always`` (``MATERIALIZED``, or recursive), ``never`` (``NOT MATERIALIZED``), or
+        empty (PostgreSQL inlines it when it is read once)."""
         self.sort: list[SortItem] = []
         self.distinct = False
         self.distinct_on: list[Expr] = []

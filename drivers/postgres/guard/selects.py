@@ -258,6 +258,9 @@ class Selects(AnalyzerBase):
                                        t.expr) for i, t in enumerate(targets)]
         entry.columns.extend(self._search_and_cycle_columns(cte, entry, state))
         entry.query = query
+        mode = cte.get("ctematerialized")
+        query.materialized = "always" if recursive or mode == "CTEMaterializeAlways" else (
+            "never" if mode == "CTEMaterializeNever" else "")
 
     def _search_and_cycle_columns(self, cte: Raw, entry: RangeEntry, state: ParseState) -> list[ColumnSlot]:
         """The columns SEARCH and CYCLE add to a recursive CTE (``analyzeCTE``)."""
