@@ -213,6 +213,8 @@ class TestWorkAndSizes:
         "qty, f8",
         "select count(*) from s.t group by cube(x, y, id), rollup(a, b)",
         "select repeat('x', (select count(*) from s.t)::int)",
+        "with recursive r(n) as (select 1 union select n + 1 from r where n < 80) select count(*) from r",
+        "select name from s.t intersect select name from s.u",
         # A CTE read more than once is stored once (the NOT MATERIALIZED form of this one is refused).
         "with c as (select ltrim(body, repeat('b', 2000)) v from s.t) "
         "select (select v from c), (select v from c), (select v from c), (select v from c)",
@@ -245,6 +247,11 @@ class TestWorkAndSizes:
         ("select " + " + ".join(f"x{i}" for i in range(85)) + " from s.t b, " + ", ".join(
             f"lateral (select length(btrim(b.body, '{'b' * 999}a')) as x{i}) s{i}" for i in range(85)),
          "cannot interrupt btrim"),
+        # ... hash tables PostgreSQL 15 never spills hold every distinct row (666 MB in 1.3 s)
+        ("with recursive r(n, s) as (select 1, repeat('x', 8000000) union select n + 1, s from r where n < 80) "
+         "select count(*) from r", "the hash table of UNION"),
+        ("select count(*) from (select g, repeat('x', 8000000) from generate_series(1, 80) g intersect "
+         "select g, repeat('x', 8000000) from generate_series(1, 80) g) s", "the hash table of INTERSECT"),
         ("with c as not materialized (select ltrim(body, repeat('b', 2000)) v from s.t) "
          "select (select v from c), (select v from c), (select v from c), (select v from c)", "cannot interrupt ltrim"),
         ("select repeat('a', x * 1000000) from s.t", "times the size of the stored data it reads"),

@@ -43,6 +43,7 @@ class RowBudget:
         self.time = Bound()
         self.memory = Bound()
         self._costliest: tuple[int, Expr | None, str] = (0, None, "it")
+        self._largest: tuple[int, str] = (0, "")
         self.repeats = 1
         """How many times what is spent now runs per row (a pulled-up sub-select's column read twice: 2)."""
 
@@ -61,6 +62,10 @@ class RowBudget:
             self._costliest = (nanoseconds, expr, name)
         if not memory.unknown:
             self.memory = self.memory + memory
+            taken = memory.value(self.limits.assumed_data_value_bytes)
+            if taken > self._largest[0]:
+                name = doer.name if isinstance(doer, FunctionInfo) else (doer or "it")
+                self._largest = (taken, f"{name} ({describe(expr, self.catalog.type_display)}), up to {kib(taken)}")
 
     def _nanoseconds(self, time: Bound) -> int:
         return time.value(self.limits.assumed_data_value_bytes) if not time.unknown else _WITHOUT_BOUND
@@ -83,6 +88,6 @@ class RowBudget:
         used = self.memory.value(nominal)
         if used > limits.max_expression_memory_bytes:
             raise QueryRejected(
-                f"the expressions of one row here can take up to {kib(used)} of memory, over the limit of "
-                f"{kib(limits.max_expression_memory_bytes)} (max_expression_memory_bytes)",
-                reason=RefusalReason.FUNCTION)
+                f"this query can hold up to {kib(used)} of memory at once, over the limit of "
+                f"{kib(limits.max_expression_memory_bytes)} (max_expression_memory_bytes); the largest part: "
+                f"{self._largest[1]}", reason=RefusalReason.FUNCTION)

@@ -537,6 +537,8 @@ class Query:
         self.has_aggregates = False
         self.has_window_functions = False
         self.recursive = False
+        self.recursive_cte = False
+        """This query is a recursive CTE's (its UNION keeps every distinct row in a hash table)."""
 
     @property
     def columns(self) -> list[tuple[str, int, int]]:

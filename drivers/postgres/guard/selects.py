@@ -258,6 +258,7 @@ class Selects(AnalyzerBase):
                                        t.expr) for i, t in enumerate(targets)]
         entry.columns.extend(self._search_and_cycle_columns(cte, entry, state))
         entry.query = query
+        query.recursive_cte = recursive
         mode = cte.get("ctematerialized")
         query.materialized = "always" if recursive or mode == "CTEMaterializeAlways" else (
             "never" if mode == "CTEMaterializeNever" else "")
