@@ -14,6 +14,7 @@ import pytest
 from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
 from drivers.postgres.guard.cost_rules import COST_BOUNDED_FUNCTIONS
 from drivers.postgres.guard.costs import cost_positions
+from drivers.postgres.guard.jsonpath import compares_sequences, computes, jsonpath_printed
 from drivers.postgres.guard.literals import jsonb_printed, numeric_printed
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.size_rules import RULES
@@ -215,6 +216,13 @@ class TestWorkAndSizes:
         "select repeat('x', (select count(*) from s.t)::int)",
         "with recursive r(n) as (select 1 union select n + 1 from r where n < 80) select count(*) from r",
         "select name from s.t intersect select name from s.u",
+        # jsonpath over stored documents, and filters that read each item once; ordered-set aggregates of a
+        # few fractions.
+        "select jsonb_path_query_array(doc, '$.arr'), jsonb_path_query_array(doc, '$.arr[*] ? (@ > 1)'), "
+        "jsonb_path_query(doc, '$.a.b'), doc @? '$.a ? (@ > $.b)', jsonb_path_exists(doc, '$[*] ? (@ > $[*])') "
+        "from s.t",
+        "select percentile_disc(array[0.1, 0.5, 0.9]) within group (order by n), "
+        "percentile_cont(array[0.25, 0.75]) within group (order by f8) from s.t",
         # A CTE read more than once is stored once (the NOT MATERIALIZED form of this one is refused).
         "with c as (select ltrim(body, repeat('b', 2000)) v from s.t) "
         "select (select v from c), (select v from c), (select v from c), (select v from c)",
@@ -247,6 +255,16 @@ class TestWorkAndSizes:
         ("select " + " + ".join(f"x{i}" for i in range(85)) + " from s.t b, " + ", ".join(
             f"lateral (select length(btrim(b.body, '{'b' * 999}a')) as x{i}) s{i}" for i in range(85)),
          "cannot interrupt btrim"),
+        # ... jsonpath comparing two sequences pair by pair (30 000 elements: 11 s under a 1 s limit; a filter
+        # reading $[*] per item: 590 MB at 3 000)
+        ("select jsonb_path_exists(to_jsonb(array_fill(1, array[30000])), '$ ? ($[*] > $[*])')",
+         "cannot interrupt jsonb_path_exists"),
+        ("select jsonb_path_match(to_jsonb(array_fill(1, array[30000])), '$[*] > $[*]')",
+         "cannot interrupt jsonb_path_match"),
+        ("select jsonb_path_exists(to_jsonb(array_fill(1, array[3000])), '$[*] ? (@ > $[*])')",
+         "cannot interrupt jsonb_path_exists"),
+        ("select jsonb_path_query_array(to_jsonb(array_fill(1, array[300000])), $$$[*] ? (@ > $x)$$)",
+         "max_built_value_bytes"),
         # ... hash tables PostgreSQL 15 never spills hold every distinct row (666 MB in 1.3 s)
         ("with recursive r(n, s) as (select 1, repeat('x', 8000000) union select n + 1, s from r where n < 80) "
          "select count(*) from r", "the hash table of UNION"),
@@ -318,6 +336,17 @@ class TestWorkAndSizes:
         assert "max_expression_milliseconds" in refusal("select md5(repeat('a', 8000000))", strict)
         generous = GuardPolicy.from_catalog(policy.catalog, limits=GuardLimits(max_built_value_bytes=200 << 20))
         check_query("select length(repeat('a', 100000000))", GRANTED, generous)
+
+    def test_jsonpath_literals_are_read_for_size_computation_and_sequences(self) -> None:
+        """A jsonpath prints its numbers in full and its keys quoted; arithmetic and methods compute values; a
+        path reading $ twice compares sequences pair by pair."""
+        assert jsonpath_printed("$ ? (@ > 1e99999)") >= 100000
+        assert jsonpath_printed('$."a\\"') >= 3
+        assert not computes("$.arr[*] ? (@ > 1)") and not computes("$.**") and not computes('$."a-b"')
+        assert computes("$.a * 2") and computes("$.a.keyvalue()") and computes(None)
+        assert compares_sequences("$[*] > $[*]") and compares_sequences("$[*] ? (@ > $x)")
+        assert not compares_sequences("$.arr[*] ? (@ > 1)") and not compares_sequences('$."$$"')
+        assert compares_sequences(None)
 
     def test_literals_count_at_their_printed_size(self) -> None:
         """1e9999 prints ten thousand digits, '[1e99999]'::jsonb a hundred thousand characters."""

@@ -4,6 +4,8 @@ geometry and bit strings (the text functions are in ``size_rules.py``, which thi
 from __future__ import annotations
 
 from drivers.postgres.guard.bounds import UNKNOWN, Bound, maximum, total
+from drivers.postgres.guard.ir import Array, Cast
+from drivers.postgres.guard.jsonpath import computes
 from drivers.postgres.guard.size_rules import Arg, RuleContext, json_escaped, literal_numbers, quoted, rule
 from drivers.postgres.guard.types import BPCHAR, CHAR, JSON, JSONB, NAME, RECORD, TEXT, VARCHAR
 from drivers.postgres.guard.types import UNKNOWN as UNKNOWN_TYPE
@@ -78,16 +80,30 @@ def _jsonb_pretty(args: list[Arg], _: RuleContext) -> Bound:
     return value + value * value.scaled(2)
 
 
+def _path_text(args: list[Arg]) -> str | None:
+    return args[1].text if len(args) > 1 else None
+
+
 @rule("jsonb_path_query", "jsonb_path_query_tz", "jsonb_path_query_first", "jsonb_path_query_first_tz")
 def _path_item(args: list[Arg], context: RuleContext) -> Bound:
-    # An item is a part of the document, or a number the path computed, or a keyvalue() object around one.
+    if not computes(_path_text(args)):
+        return _size(args, 0)  # a part of the document
+    # A part of the document, or a number the path computed, or a keyvalue() object around one.
     return _size(args, 0).scaled(2, 147_458 + 64)
 
 
 @rule("jsonb_path_query_array", "jsonb_path_query_array_tz")
 def _path_array(args: list[Arg], context: RuleContext) -> Bound:
-    item = _size(args, 0).scaled(2, 147_458 + 64)
-    return _size(args, 0).scaled(1, 1) * item.scaled(1, 2)
+    path, document = _path_text(args), _size(args, 0)
+    if path is not None and not computes(path):
+        # Parts of the document: each accessor step can return each part once (an index list such as [0,0,0]
+        # repeats one: at most once per character of the path); .** returns every part inside every part.
+        parts = document * Bound(len(path) + 1)
+        if ".**" in path:
+            parts = parts + document * document
+        return parts.scaled(2, 2)
+    item = document.scaled(2, 147_458 + 64)
+    return document.scaled(1, 1) * item.scaled(1, 2)
 
 
 @rule("json_typeof", "jsonb_typeof")
@@ -134,11 +150,22 @@ def _lag(args: list[Arg], _: RuleContext) -> Bound:
     return maximum([a.size for i, a in enumerate(args) if i != 1])
 
 
+def _fraction_count(fractions: Arg) -> Bound:
+    """How many fractions an ordered-set aggregate's array argument holds: those written in ARRAY[...], else
+    at most one per byte of the array."""
+    expr = fractions.expr
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    if isinstance(expr, Array) and not expr.multidims:
+        return Bound(len(expr.elements))
+    return fractions.size.scaled(1, 1)
+
+
 @rule("percentile_disc")
 def _percentile_disc(args: list[Arg], context: RuleContext) -> Bound:
     fractions, value = args[0], _size(args, 1)
     if context.result_type and fractions.expr.type in (1022,):  # float8[]: one value per fraction
-        return fractions.size.scaled(1, 1) * _element(value) + Bound(_ARRAY_HEADER)
+        return _fraction_count(fractions) * _element(value) + Bound(_ARRAY_HEADER)
     return value
 
 
@@ -146,7 +173,7 @@ def _percentile_disc(args: list[Arg], context: RuleContext) -> Bound:
 def _percentile_cont(args: list[Arg], context: RuleContext) -> Bound:
     if context.result_limit is not None:
         return context.result_limit
-    return args[0].size.scaled(1, 1) * Bound(96 + 3) + Bound(_ARRAY_HEADER)
+    return _fraction_count(args[0]) * Bound(96 + 3) + Bound(_ARRAY_HEADER)
 
 
 # Arrays ----------------------------------------------------------------------------------------------------

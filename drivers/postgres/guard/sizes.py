@@ -23,10 +23,11 @@ from drivers.postgres.guard.ir import (
     MinMax, OpCall, Query, RangeEntry, Row, RowCompare, SetOpColumn, SubLink, SubSelectColumn, Subscript, Test,
     ValueFunction, Var, Xml, subqueries, walk,
 )
+from drivers.postgres.guard.jsonpath import jsonpath_printed
 from drivers.postgres.guard.literals import array_printed, jsonb_printed, numeric_printed
 from drivers.postgres.guard.size_rules import ROWS, RULES, Arg, RuleContext, quoted
 from drivers.postgres.guard.type_sizes import parsed_bound, stored_bound, type_bound, value_bound
-from drivers.postgres.guard.types import BOOL, BYTEA, JSON, JSONB, NUMERIC, UNKNOWN as UNKNOWN_TYPE
+from drivers.postgres.guard.types import BOOL, BYTEA, JSON, JSONB, JSONPATH, NUMERIC, UNKNOWN as UNKNOWN_TYPE
 
 _BOOLEAN = Bound(5)
 _ONE = Bound(1)
@@ -141,6 +142,8 @@ class SizeModel:
         parsed = const.parsed_as
         if parsed == JSONB:
             return Bound(jsonb_printed(text))
+        if self.catalog.base_type(parsed) == JSONPATH:
+            return Bound(jsonpath_printed(text))
         if parsed == JSON:
             return Bound(written)
         element = self.catalog.element_type(parsed)
@@ -204,7 +207,7 @@ class SizeModel:
     def arguments(self, call: Call | OpCall, query: Query) -> list[Arg]:
         """The arguments of a call as size rules see them."""
         exprs = (call.direct_args + call.args) if isinstance(call, Call) else call.args
-        return [Arg(e, self.size(e, query), self.number(e, query), _constant_text(e)) for e in exprs]
+        return [Arg(e, self.size(e, query), self.number(e, query), constant_text(e)) for e in exprs]
 
     def _cast(self, cast: Cast, query: Query) -> Bound:
         source = self.size(cast.arg, query)
@@ -222,7 +225,7 @@ class SizeModel:
         function = cast.function
         rule = RULES.get(function.name) if function is not None else None
         if rule is not None:
-            bound = rule([Arg(cast.arg, source, self.number(cast.arg, query), _constant_text(cast.arg))],
+            bound = rule([Arg(cast.arg, source, self.number(cast.arg, query), constant_text(cast.arg))],
                          RuleContext(_ONE, cast.type, limit, self.catalog))
             return bound.at_most(limit.fixed) if limit is not None else bound
         return limit if limit is not None else UNKNOWN
@@ -400,7 +403,7 @@ class SizeModel:
         return rule(self.arguments(call, query))
 
 
-def _constant_text(expr: Expr) -> str | None:
+def constant_text(expr: Expr) -> str | None:
     """The text of a constant argument (through casts), or None; a rule reads it, so the decision depends on it."""
     while isinstance(expr, Cast):
         expr = expr.arg
