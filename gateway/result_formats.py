@@ -15,8 +15,10 @@ string is ``""``, so the two stay apart (PostgreSQL's ``COPY ... CSV`` does the
 same). CSV has no place for ``row_count``/``truncated``: the handler sends them
 as response headers when the answer is sent whole.
 
-NDJSON writes one JSON object per row, each on its own line (JSON text never
-holds a raw newline), then one last line ``{"row_count":N,"truncated":false}``.
+NDJSON writes one JSON object per row, each on its own line (orjson escapes
+line breaks in strings, and ``result_rows.without_line_breaks`` makes those
+between a json value's tokens spaces), then one last line
+``{"row_count":N,"truncated":false}``.
 
 Choosing: the ``format`` input (json, csv, ndjson) wins; else the ``Accept``
 header, by q-value, a media type named exactly beating ``text/*`` and ``*/*``;
@@ -35,7 +37,7 @@ import orjson
 from gateway.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
-from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects
+from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
 
 CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
@@ -95,7 +97,7 @@ def _csv_field(value: Any) -> str:
         # orjson's text, as in the JSON answer (not repr's: 1e-7, not 1e-07); never needs quotes.
         return _dumps(value).decode()
     else:  # lists, orjson.Fragment (json/jsonb): exactly the JSON answer's text
-        text = _dumps(value).decode()
+        text = without_line_breaks(_dumps(value)).decode()
         if _NEEDS_QUOTES(text) is None:
             return text
     return '"' + text.replace('"', '""') + '"'
@@ -115,10 +117,15 @@ def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
 
 def _ndjson_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
     dumps, newline = _dumps, orjson.OPT_APPEND_NEWLINE
+    objects = row_objects(names, rows)
     try:
-        return b"".join([dumps(row, option=newline) for row in row_objects(names, rows)])
+        lines = b"".join([dumps(row, option=newline) for row in objects])
+        if lines.count(b"\n") != len(objects) or b"\r" in lines:
+            # A json value's own line breaks would split its row over lines (``without_line_breaks``).
+            lines = b"".join([without_line_breaks(dumps(row)) + b"\n" for row in objects])
     except orjson.JSONEncodeError as error:
         raise _unwritable(error) from error
+    return lines
 
 
 def _unwritable(error: orjson.JSONEncodeError) -> InternalError:
