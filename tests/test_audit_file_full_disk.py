@@ -19,12 +19,18 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
+from support import GatewayFactory, database_from
+from test_audit import ITEMS_SQL, get_data, open_items, wait_for_audit
 
 from gateway.audit_file import AuditFile
-from support import GatewayFactory
-from test_audit import get_data, items_database, open_items, wait_for_audit  # noqa: F401 - items_database: a fixture
 
 SMALL_DISK = "64k"
+
+
+@pytest.fixture(scope="module")
+def items_database() -> Iterator[str]:
+    with database_from(ITEMS_SQL) as name:
+        yield name
 
 
 @pytest.fixture
@@ -36,6 +42,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         ["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK},mode=0700", "tmpfs", str(mount_point)],
         capture_output=True,
         text=True,
+        check=False,
     )
     if mounted.returncode != 0:
         pytest.skip(f"a small tmpfs cannot be mounted here (root needed): {mounted.stderr.strip()}")
