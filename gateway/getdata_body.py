@@ -5,6 +5,16 @@ A result that fits in ``SMALL_RESULT_BYTES`` is sent as one body with a
 while it is still being fetched, so memory stays bounded whatever the result
 size. Once the status line is out, an error can only be told by a body that
 does not end as its format says: the connection is closed before the end.
+
+A client must be able to tell such a cut answer from a whole one, whatever the
+protocol and format. With HTTP/1.1 the chunked body then lacks its last chunk.
+HTTP/1.0 has no chunks (the body ends when the connection closes): JSON and
+NDJSON bodies show their own end (the closing bracket, the ``row_count``
+line), a CSV body does not, so a CSV answer too large to send whole is refused
+with 426 ``upgrade_required`` there. Likewise ``truncated``: JSON and NDJSON
+say it in the body, CSV cannot, so a CSV result past ``row_limit`` is refused
+(422 ``result_too_large``), or, when the limit is reached after the answer
+began streaming, cut off before the rows of the batch that passed it.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from contextlib import AbstractAsyncContextManager
 from aiohttp import HttpVersion11, web
 
 from gateway.driver_protocol import QueryResult
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
 from gateway.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.keys import CONFIG, LOGGER
 from gateway.metrics import GetDataTally
@@ -62,7 +72,11 @@ async def _answer_rows(
         size += len(chunk)
         if size > SMALL_RESULT_BYTES:
             del chunk  # _stream owns it now (in buffered) and lets go of it once written
+            _check_uncounted(request, rows, result_format)
+            if not result_format.ends_with_counts and request.version < HttpVersion11:
+                raise _needs_http_1_1(result_format)
             return await _stream(request, head, buffered, batches, rows, tally, result_format)
+    _check_uncounted(request, rows, result_format)
     body = (
         head
         + result_format.separator.join(buffered)
@@ -73,6 +87,30 @@ async def _answer_rows(
     headers[ROW_COUNT_HEADER] = str(rows.row_count)
     headers[TRUNCATED_HEADER] = "true" if rows.truncated else "false"
     return web.Response(body=body, headers=headers)
+
+
+def _check_uncounted(request: web.Request, rows: EncodedRows, result_format: ResultFormat) -> None:
+    """Refuse rows the row limit cut in a format that has no place to say so (CSV): they would look whole.
+
+    Refusing, rather than a trailer line, keeps CSV the plain RFC 4180 table every reader takes; rows that
+    are wanted up to the limit can be asked for with LIMIT, and NDJSON and JSON say ``truncated``.
+    """
+    if rows.truncated and not result_format.ends_with_counts:
+        row_limit = request.app[CONFIG].row_limit
+        raise ResultTooLarge(
+            f"the result has more rows than row_limit ({row_limit}) allows, and a {result_format.name.upper()} "
+            f"answer has no place to say it was cut: add LIMIT {row_limit} to the query for its first rows, or "
+            "ask for format=ndjson or json, which mark a truncated answer"
+        )
+
+
+def _needs_http_1_1(result_format: ResultFormat) -> UpgradeRequired:
+    return UpgradeRequired(
+        f"this {result_format.name.upper()} answer is over {SMALL_RESULT_BYTES // 1024} KiB, so it would be "
+        "streamed, and over HTTP/1.0 a streamed CSV body ends by closing the connection, which looks the same "
+        "when the answer was cut: send the request with HTTP/1.1 (behind nginx: proxy_http_version 1.1), or ask "
+        "for format=ndjson or json, whose bodies show their own end"
+    )
 
 
 def _headers(request: web.Request, result_format: ResultFormat) -> dict[str, str]:
@@ -101,7 +139,8 @@ async def _stream(
     response = web.StreamResponse(headers=_headers(request, result_format))
     if request.version >= HttpVersion11:
         response.enable_chunked_encoding()
-    # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes.
+    # else HTTP/1.0 (nginx's default upstream protocol) has no chunks: the body ends when the connection closes,
+    # which only a format whose body shows its own end may do (JSON's closing bracket, NDJSON's count line).
     await response.prepare(request)
     # A client that stops reading would hold the query's connection (a pool slot) for as long as it keeps
     # the socket open: every write gets client_stall_timeout, shorter than the statement time limit, so a
@@ -119,9 +158,12 @@ async def _stream(
         tally.sent(result.row_count, len(last) + len(lead))
         del last, buffered[:]
         async for chunk in batches:
+            # Before the rows of the batch that passed the limit go out: the body ends short of them.
+            _check_uncounted(request, result, result_format)
             await _send_chunk(response, chunk, stall_limit, separator)
             tally.sent(result.row_count, len(chunk) + len(separator))
             del chunk  # not held while the next one is fetched: it may be a 60 MB row
+        _check_uncounted(request, result, result_format)  # the limit fell at the end of a batch
         tail = result_format.tail(result.row_count, result.truncated)
         await _send(response, tail, stall_limit)
         tally.sent(result.row_count, len(tail))

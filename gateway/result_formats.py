@@ -13,7 +13,8 @@ JSON writes it, booleans as ``true``/``false``, and values with structure
 (json, jsonb, arrays) as their JSON text. NULL is an empty field; an empty
 string is ``""``, so the two stay apart (PostgreSQL's ``COPY ... CSV`` does the
 same). CSV has no place for ``row_count``/``truncated``: the handler sends them
-as response headers when the answer is sent whole.
+as response headers when the answer is sent whole, and never sends a CSV
+answer that looks whole but is not (``gateway.getdata_body``).
 
 NDJSON writes one JSON object per row, each on its own line (orjson escapes
 line breaks in strings, and ``result_rows.without_line_breaks`` makes those
@@ -62,6 +63,9 @@ class ResultFormat:
     """How rows are written (``gateway.result_rows`` encodes them with it)."""
     tail: Callable[[int, bool], bytes]
     """What comes after the last row, from the row count and whether the result was truncated."""
+    ends_with_counts: bool
+    """Whether the tail says ``row_count`` and ``truncated``: the body itself then shows a cut (it lacks the
+    tail) and a truncation. CSV's cannot: it is never sent truncated, nor streamed over HTTP/1.0."""
 
     @property
     def separator(self) -> bytes:
@@ -144,6 +148,7 @@ JSON = ResultFormat(
     head=_json_head,
     encoding=JSON_ROWS,
     tail=_json_tail,
+    ends_with_counts=True,
 )
 CSV = ResultFormat(
     name="csv",
@@ -152,6 +157,7 @@ CSV = ResultFormat(
     head=_csv_head,
     encoding=RowEncoding(encode=_csv_rows, separator=b""),
     tail=lambda row_count, truncated: b"",
+    ends_with_counts=False,
 )
 NDJSON = ResultFormat(
     name="ndjson",
@@ -160,6 +166,7 @@ NDJSON = ResultFormat(
     head=lambda columns: b"",
     encoding=RowEncoding(encode=_ndjson_rows, separator=b""),
     tail=_ndjson_tail,
+    ends_with_counts=True,
 )
 FORMATS: tuple[ResultFormat, ...] = (JSON, CSV, NDJSON)
 """In order of preference when ``Accept`` rates several alike (JSON first: today's default)."""

@@ -120,6 +120,9 @@ OPERATIONS = (
         "or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) when the `format` input or the Accept header "
         "asks; a result over the row limit is cut and marked truncated. "
         "An error found after the status line was sent cuts the body off (it does not end as its format says). "
+        "CSV has no place to say truncated: a CSV result past the row limit answers 422 result_too_large (or, "
+        "once streaming, is cut off), and a CSV answer too large to send whole needs HTTP/1.1 (426 over "
+        "HTTP/1.0, whose streamed body would look whole when cut). "
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
         "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
@@ -135,8 +138,15 @@ OPERATIONS = (
             PAYLOAD_TOO_LARGE,
             error_answer(
                 "ResultTooLarge",
-                "A result row is larger than the gateway reads (max_row_bytes, or a fetch's share of its memory budget)",
+                "A result row is larger than the gateway reads (max_row_bytes, or a fetch's share of its memory "
+                "budget), or a CSV result has more rows than the row limit (CSV cannot mark an answer truncated)",
                 errors.ResultTooLarge,
+            ),
+            error_answer(
+                "UpgradeRequired",
+                "A CSV answer too large to send whole is streamed, which needs HTTP/1.1 (the answer carries "
+                "Upgrade: HTTP/1.1); over HTTP/1.0 a cut CSV stream would look whole",
+                errors.UpgradeRequired,
             ),
             error_answer(
                 "TooManyQueries",
