@@ -32,6 +32,7 @@ from support import (
     register_in_process,
     run_sql,
 )
+from test_audit import wait_for_audit
 from test_getdata_formats import FORMATS_SQL, TOKEN, get_data, open_formats
 
 BIG_QUERY = "select g, 'row ' || g as label from generate_series(1, {rows}) as g"
@@ -239,6 +240,9 @@ class TestTruncated:
                 await response.read()
             failures = [e for e in await read_logs(client, level="error") if e["event"] == "getdata_failed_while_streaming"]
             assert [failure["error"] for failure in failures] == ["result_too_large"]
+            (entry,) = await wait_for_audit(client, 1)
+            assert (entry["status"], entry["error"], entry["outcome"]) == (200, "result_too_large", "cut_off")
+            assert entry["rows"] < limit  # the batch that passed the limit was not sent
             return
         body = await response.read()
         if chosen == "json":
