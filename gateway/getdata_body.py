@@ -105,11 +105,13 @@ def _check_uncounted(request: web.Request, rows: EncodedRows, result_format: Res
 
 
 def _needs_http_1_1(result_format: ResultFormat) -> UpgradeRequired:
+    """426 for a streamed answer over HTTP/1.0 in a format whose body cannot show that it was cut (CSV)."""
+    name = result_format.name.upper()
     return UpgradeRequired(
-        f"this {result_format.name.upper()} answer is over {SMALL_RESULT_BYTES // 1024} KiB, so it would be "
-        "streamed, and over HTTP/1.0 a streamed CSV body ends by closing the connection, which looks the same "
-        "when the answer was cut: send the request with HTTP/1.1 (behind nginx: proxy_http_version 1.1), or ask "
-        "for format=ndjson or json, whose bodies show their own end"
+        f"this {name} answer is over {SMALL_RESULT_BYTES // 1024} KiB, so it would be streamed, and over HTTP/1.0 "
+        f"a streamed {name} body ends by closing the connection, which looks the same when the answer was cut: "
+        "send the request with HTTP/1.1 (behind nginx: proxy_http_version 1.1), or ask for format=ndjson or json, "
+        "whose bodies show their own end"
     )
 
 
