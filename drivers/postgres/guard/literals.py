@@ -93,8 +93,37 @@ def jsonb_printed(text: str) -> int:
     return total
 
 
-def array_elements(text: str) -> Iterator[str]:
-    """The element texts of an array literal (``{1,"a b",{2}}``), quotes and escapes removed; NULLs skipped."""
+def jsonb_held(text: str) -> int:
+    """Bytes a jsonb literal holds (without its length word), which can be four times what it prints: every
+    value has a 4-byte entry and up to 3 bytes of alignment, a number its own header (``'[0,0]'`` prints 4
+    characters and holds 26 bytes), a container a 4-byte header; a scalar is held in a one-element array."""
+    try:
+        value = json.loads(text, parse_float=_Number, parse_int=_Number, parse_constant=_Number)
+    except (ValueError, RecursionError):
+        return 16 * len(text) + 16
+    total = 8
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        total += 7
+        if isinstance(item, _Number):
+            total += 12 + len(item) // 2  # length word, header, 2 bytes per 4 digits
+        elif isinstance(item, str):
+            total += len(item.encode("utf-8"))
+        elif isinstance(item, list):
+            total += 4
+            stack.extend(item)
+        elif isinstance(item, dict):
+            total += 4
+            for key, member in item.items():
+                total += 7 + len(key.encode("utf-8"))
+                stack.append(member)
+    return total
+
+
+def array_elements(text: str) -> Iterator[str | None]:
+    """The element texts of an array literal (``{1,"a b",{2},NULL}``), quotes and escapes removed; None for
+    a NULL."""
     position = text.find("{")
     if position < 0:
         return
@@ -124,25 +153,4 @@ def array_elements(text: str) -> Iterator[str]:
             chunk.append(text[index])
             index += 1
         element = "".join(chunk).strip()
-        if element.upper() != "NULL" or text[start:index].strip().upper() != "NULL":
-            yield element
-
-
-def array_printed(text: str, element_printed: int | None, numeric_elements: bool) -> int:
-    """Characters ``array_out`` prints for an array literal: elements quoted and escaped, braces, commas.
-
-    ``element_printed`` bounds one element of a fixed-size type; ``numeric_elements`` measures elements
-    as numerics (exponents spelled out); otherwise an element prints at most as long as written.
-    """
-    total = 2 + text.count("{") * 2
-    count = 0
-    for element in array_elements(text):
-        count += 1
-        if element_printed is not None:
-            size = element_printed
-        elif numeric_elements:
-            size = numeric_printed(element)
-        else:
-            size = len(element.encode("utf-8"))
-        total += 2 * size + 3  # quoted, every quote and backslash escaped, a comma
-    return total + count
+        yield None if element.upper() == "NULL" and text[start:index].strip().upper() == "NULL" else element

@@ -15,6 +15,7 @@ import decimal
 from typing import Final
 
 from drivers.postgres.guard import size_rules_structured  # noqa: F401  (registers its rules)
+from drivers.postgres.guard import size_rules_sets  # noqa: F401  (registers its rules)
 from drivers.postgres.guard.size_rules_fixed import send_rule
 from drivers.postgres.guard.bounds import DATA, MAX_NUMBER, UNKNOWN, Bound, maximum, total
 from drivers.postgres.guard.catalog import Catalog
@@ -24,12 +25,23 @@ from drivers.postgres.guard.ir import (
     ValueFunction, Var, Xml, subqueries, walk,
 )
 from drivers.postgres.guard.jsonpath import jsonpath_printed
-from drivers.postgres.guard.literals import array_printed, jsonb_printed, numeric_printed
-from drivers.postgres.guard.size_rules import ROWS, RULES, Arg, RuleContext, quoted
+from drivers.postgres.guard.literals import array_elements, jsonb_held, jsonb_printed, numeric_printed
+from drivers.postgres.guard.size_rules import (
+    ARRAY_HEADER, DIMENSION_BYTES, ROWS, RULES, Arg, RuleContext, array_element, quoted,
+)
 from drivers.postgres.guard.type_sizes import parsed_bound, stored_bound, type_bound, value_bound
-from drivers.postgres.guard.types import BOOL, BYTEA, JSON, JSONB, JSONPATH, NUMERIC, UNKNOWN as UNKNOWN_TYPE
+from drivers.postgres.guard.types import BOOL, BYTEA, INT4, JSON, JSONB, JSONPATH, NUMERIC, UNKNOWN as UNKNOWN_TYPE
 
 _BOOLEAN = Bound(5)
+_NULL = Bound(4)
+"""A NULL element of an array prints ``NULL``."""
+_NUMERIC_HEADER = 3
+"""Bytes a numeric may hold beyond its printed digits: ``1`` holds 4 bytes (a header, one base-10000 digit)."""
+_BIT_LENGTH_WORD = 4
+"""A bit string holds its length in bits before its bytes: ``B'1'`` holds 5 bytes."""
+_JSONPATH_HELD_PER_BYTE = 12
+_ROW_HEADER = 32
+"""A row value holds a tuple header (24 bytes, 32 with a null bitmap): ``ROW()`` holds 24 bytes."""
 _ONE = Bound(1)
 _NUMBER_FUNCTIONS_OF_SIZE = frozenset({
     "length", "char_length", "character_length", "octet_length", "bit_length", "array_length", "cardinality",
@@ -101,7 +113,8 @@ class SizeModel:
             elements = total([quoted(self.size(e, query)).scaled(1, 8) for e in expr.elements])
             return elements + Bound(24 + 8 * len(expr.elements))
         if isinstance(expr, Row):
-            return total([quoted(self.size(a, query)) for a in expr.args]) + Bound(2 + len(expr.args))
+            # Each field holds its alignment and length word (8 bytes) on top of its value.
+            return total([quoted(self.size(a, query)).scaled(1, 8) for a in expr.args]) + Bound(_ROW_HEADER)
         if isinstance(expr, SubLink):
             return self._sublink(expr)
         if isinstance(expr, SubSelectColumn):
@@ -130,28 +143,44 @@ class SizeModel:
             return Bound()
         written = len(text.encode("utf-8"))
         if const.literal == "numeric" or (const.parsed_as == NUMERIC):
-            return Bound(numeric_printed(text))
+            return Bound(numeric_printed(text) + _NUMERIC_HEADER)
         if const.literal == "integer":
-            return Bound(len(text) + 1)
+            return Bound(max(len(text) + 1, 4 if const.type == INT4 else 8))  # an int4 holds 4 bytes, an int8 8
         if const.literal == "bits":
-            return Bound(max(1, len(text) - 1) * 4)
+            return Bound(max(1, len(text) - 1) * 4 + _BIT_LENGTH_WORD)
         if const.literal == "boolean":
             return _BOOLEAN
         if not const.parsed_as or const.parsed_as == UNKNOWN_TYPE:
             return Bound(written)
-        parsed = const.parsed_as
-        if parsed == JSONB:
-            return Bound(jsonb_printed(text))
-        if self.catalog.base_type(parsed) == JSONPATH:
-            return Bound(jsonpath_printed(text))
-        if parsed == JSON:
-            return Bound(written)
-        element = self.catalog.element_type(parsed)
+        return self._read_as(text, const.parsed_as, const.typmod)
+
+    def _read_as(self, text: str, type_oid: int, typmod: int) -> Bound:
+        """The printed size of ``text`` read by a type's input function: a literal, an array's element."""
+        base = self.catalog.base_type(type_oid)
+        if base == NUMERIC:
+            return Bound(numeric_printed(text) + _NUMERIC_HEADER)
+        if base == JSONB:
+            return Bound(max(jsonb_printed(text), jsonb_held(text)))
+        if base == JSONPATH:
+            # It holds an item of 8 or more bytes per step, operator and number: '-----------$' prints 34
+            # characters and holds 144 bytes, '$[0,0,0,0,0,0,0,0]' 186 (measured).
+            return Bound(max(jsonpath_printed(text), _JSONPATH_HELD_PER_BYTE * len(text.encode("utf-8")) + 24))
+        if base == JSON:
+            return Bound(len(text.encode("utf-8")))
+        element = self.catalog.element_type(base)
         if element:
-            limit = type_bound(self.catalog, element)
-            numeric = self.catalog.base_type(element) in (NUMERIC, JSONB)
-            return Bound(array_printed(text, limit.fixed if limit is not None and not numeric else None, numeric))
-        return parsed_bound(self.catalog, parsed, const.typmod, Bound(written))
+            return self._array_literal(text, element)
+        return parsed_bound(self.catalog, type_oid, typmod, Bound(len(text.encode("utf-8"))))
+
+    def _array_literal(self, text: str, element: int) -> Bound:
+        """An array literal: each element as its type reads it, quoted, escaped and with its length word
+        (a NULL prints ``NULL``), braces around each sub-array, the header and every dimension (which prints
+        as ``[lb:ub]=`` where a lower bound is not 1)."""
+        elements = [array_element(self._read_as(item, element, -1) if item is not None else _NULL)
+                    for item in array_elements(text)]
+        opening = text.find("{")
+        dimensions = len(text) - opening - len(text[opening:].lstrip("{")) if opening >= 0 else 1
+        return total(elements) + Bound(2 * text.count("{") + ARRAY_HEADER + DIMENSION_BYTES * dimensions)
 
     def _var(self, var: Var, query: Query) -> Bound:
         entry = var.entry

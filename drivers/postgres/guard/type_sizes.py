@@ -34,6 +34,8 @@ _NUMBER_EXPANSION: Final = 16384
 """The most characters one character of number text prints, its separator counted: ``1e131071`` (8
 characters and a comma) prints 131 072 digits; shorter exponents print fewer (``9e99999``, 100 000 for 8), and
 a numeric never prints more than ``NUMERIC_MAX_PRINTED``."""
+_ARRAY_HELD: Final = 24 + 6 * 8
+"""An array's header: 24 bytes with one dimension, eight more for each other (at most six)."""
 _GROWING_FROM_TEXT: Final = {"numeric", "jsonb", "numrange", "nummultirange", "jsonpath"}
 _STRING_LIKE: Final = {"text", "varchar", "bpchar", "name", "json", "xml", "char", "unknown"}
 
@@ -48,7 +50,7 @@ def type_bound(catalog: Catalog, type_oid: int, typmod: int = -1) -> Bound | Non
     if name in ("varchar", "bpchar") and typmod > _VARHDRSZ:
         return Bound(4 * (typmod - _VARHDRSZ))
     if name in ("bit", "varbit") and typmod > 0:
-        return Bound(typmod)
+        return Bound(typmod + 4)  # its bits, and the 4-byte length word it holds before them
     if name == "numeric" and typmod > _VARHDRSZ:
         precision = ((typmod - _VARHDRSZ) >> 16) & 0xFFFF
         return Bound(precision + 3)
@@ -95,20 +97,24 @@ def parsed_bound(catalog: Catalog, target: int, typmod: int, text: Bound) -> Bou
         return text
     if name == "bytea":
         return text.scaled(2, 2)
-    if name in ("tsvector", "tsquery"):
+    if name == "tsvector":
+        return text.scaled(4, 10)  # a lexeme holds a 4-byte entry: 'a' holds 9 bytes
+    if name == "tsquery":
         return text.scaled(4, 2)
     if name in ("path", "polygon"):
         return text.scaled(13, 16)
     if name in ("bit", "varbit"):
-        return text.scaled(4)  # X'F' is four bits
+        return text.scaled(4, 4)  # X'F' is four bits; and the length word before them
     if name in ("txid_snapshot", "pg_snapshot"):
         return text.scaled(2, 2)
     if element:
+        # The array's header (with up to six dimensions) comes on top of the elements; an element of text
+        # holds its length word and alignment: '{a,a}' (5 characters) holds 40 bytes.
         element_limit = type_bound(catalog, element, -1)
         if element_limit is not None:
-            return text.scaled(element_limit.fixed + 1, 2)
+            return text.scaled(element_limit.fixed + 1, 2 + _ARRAY_HELD)
         if element_name in _STRING_LIKE or element_name == "bytea":
-            return text.scaled(3 if element_name != "bytea" else 6, 2)
+            return text.scaled(4 if element_name != "bytea" else 6, 2 + _ARRAY_HELD)
     if info is not None and info.kind in ("r", "m"):
         return text.scaled(8, 8)
     return Bound(MAX_VALUE, 0, True)
