@@ -35,15 +35,19 @@ rule("timeofday")(lambda args, _: Bound(64))
 rule("cash_words")(lambda args, _: Bound(512))
 rule("abbrev", "host")(lambda args, _: Bound(64))  # an inet prints at most 49 characters
 rule("pg_size_pretty")(lambda args, _: _size(args, 0) + Bound(8))
-rule("bpchar")(lambda args, _: _size(args, 0))
+# bpchar(value, typmod, explicit) pads to typmod - 4 characters with spaces (bpchar('a', 3004, true) holds
+# 3000 bytes; it prints without the trailing spaces).
+rule("bpchar")(lambda args, _: _size(args, 0) + (args[1].number if len(args) > 1 else Bound()))
 rule("xmlcomment")(lambda args, _: _size(args, 0).scaled(1, 7))
 rule("xmlconcat2")(lambda args, _: total([_size(args, 0), _size(args, 1)]))
 
 
-@rule("int4multirange", "int8multirange", "nummultirange", "datemultirange", "tsmultirange", "tstzmultirange")
+@rule("multirange", "int4multirange", "int8multirange", "nummultirange", "datemultirange", "tsmultirange",
+      "tstzmultirange")
 def _multirange(args: list[Arg], _: RuleContext) -> Bound:
-    # The ranges given (one by one or as a VARIADIC array), a comma between, braces around.
-    return total([a.size for a in args]).scaled(2, 2)
+    # The ranges given (one by one or as a VARIADIC array), a comma between, braces around; it holds its
+    # type and count (8 bytes) and aligns its ranges to 8 (int8multirange() holds 12 bytes).
+    return total([a.size for a in args]).scaled(2, 16)
 
 
 rule("range_intersect_agg_transfn", "multirange_intersect_agg_transfn")(
@@ -58,16 +62,31 @@ rule("interval_accum", "interval_accum_inv", "interval_combine")(lambda args, _:
 
 # Arithmetic on numbers: the result's digits come from the operands' (a type's own limit caps each). Counted so
 # that a sum of stored numbers stays the stored data's size, as the cost of dividing it depends on.
-rule("numeric_add", "numeric_sub", "numeric_mod", "mod", "numeric_abs", "abs", "numeric_uminus", "numeric_uplus",
-     "numeric_larger", "numeric_smaller", "round", "trunc", "ceil", "ceiling", "floor")(lambda args, _: maximum([a.size for a in args[:2]]).scaled(1, 2))
+rule("numeric_abs", "abs", "numeric_uminus", "numeric_uplus", "numeric_larger", "numeric_smaller", "ceil", "ceiling",
+     "floor")(lambda args, _: maximum([a.size for a in args[:2]]).scaled(1, 2))
+# A sum's digits run from the larger integer part to the longer fraction: 0.5e9999 + 459e-2000 prints 12 000
+# digits, the two operands' together (measured).
+rule("numeric_add", "numeric_sub", "numeric_mod", "mod")(lambda args, _: total([a.size for a in args[:2]]).scaled(1, 2))
+
+
+@rule("round", "trunc")
+def _rounded(args: list[Arg], _: RuleContext) -> Bound:
+    # To a scale, the digits after the point are that many: round(1, 100) prints 102 characters (measured).
+    value = _size(args, 0).scaled(1, 2)
+    return value + args[1].number if len(args) > 1 else value
+
+
+
 rule("numeric_mul")(lambda args, _: total([a.size for a in args]).scaled(1, 2))
 # A quotient has at most the dividend's digits plus the divisor's (dividing by 0.001 multiplies), and at most
 # NUMERIC_MAX_DISPLAY_SCALE (1 000) digits after the point.
 rule("numeric_div", "numeric_div_trunc", "div")(lambda args, _: total([a.size for a in args]).scaled(1, 1024))
 # An aggregate of numbers: a sum has at most 19 more digits than its largest term (2^63 rows); an average at
 # most the display scale more.
-rule("sum")(lambda args, _: maximum([a.size for a in args]).scaled(1, 24))
-rule("avg")(lambda args, _: maximum([a.size for a in args]).scaled(1, 1044))
+# The terms differ row by row, and a sum holds the integer digits of one and the fraction of another (1e131071
+# plus 459e-2000 prints 133 073 characters): twice the largest term.
+rule("sum")(lambda args, _: maximum([a.size for a in args]).scaled(2, 24))
+rule("avg")(lambda args, _: maximum([a.size for a in args]).scaled(2, 1044))
 
 
 _FLOATS = frozenset({700, 701})
@@ -76,10 +95,13 @@ _FLOATS = frozenset({700, 701})
 
 @rule("numeric")
 def _to_numeric(args: list[Arg], _: RuleContext) -> Bound:
-    # The cast to numeric (and numeric(x, typmod)): the digits the value has; a float's value may hold 309.
+    # The cast to numeric: the digits the value has; a float's value keeps 15 significant digits, 5e-324 prints
+    # 340 characters (measured). numeric(x, typmod) pads the scale the typmod gives: numeric(0, 1000) prints
+    # 998 (measured), at most the typmod's own number.
     if args and args[0].expr.type in _FLOATS:
-        return Bound(330)
-    return _size(args, 0).scaled(1, 2)
+        return Bound(342)
+    value = _size(args, 0).scaled(1, 2)
+    return value + args[1].number if len(args) > 1 else value
 
 
 def send_rule(args: list[Arg], _: RuleContext) -> Bound:

@@ -5,62 +5,34 @@ from __future__ import annotations
 
 from drivers.postgres.guard.bounds import UNKNOWN, Bound, maximum, total
 from drivers.postgres.guard.ir import Array, Cast
+from drivers.postgres.guard.json_sizes import as_json
 from drivers.postgres.guard.jsonpath import computes
-from drivers.postgres.guard.size_rules import Arg, RuleContext, json_escaped, literal_numbers, quoted, rule
-from drivers.postgres.guard.types import BPCHAR, CHAR, JSON, JSONB, NAME, RECORD, TEXT, VARCHAR
-from drivers.postgres.guard.types import UNKNOWN as UNKNOWN_TYPE
+from drivers.postgres.guard.size_rules import (
+    ARRAY_HEADER, DIMENSION_BYTES, Arg, RuleContext, array_element, literal_numbers, rule,
+)
+from drivers.postgres.guard.size_rules_sets import path_rows
 
-_ARRAY_HEADER = 24
-"""Bytes of an array's header, dimensions included."""
-_ELEMENT_OVERHEAD = 8
-"""Bytes an array element may take beyond its printed value (alignment, its length word)."""
+_ARRAY_HEADER = ARRAY_HEADER
 
 
 def _size(args: list[Arg], index: int) -> Bound:
     return args[index].size if index < len(args) else Bound()
 
 
-_JSON_AS_IS = frozenset({JSON, JSONB})
-_STRINGS = frozenset({TEXT, VARCHAR, BPCHAR, NAME, CHAR, UNKNOWN_TYPE})
-
-
-def _as_json(arg: Arg, context: RuleContext) -> Bound:
-    """What ``to_json`` prints for a value: JSON as it is, numbers as printed, strings escaped (a control
-    character becomes ``\\u00XX``), arrays and records with every text quoted and escaped, and a record's keys."""
-    catalog = context.catalog
-    type_oid = catalog.base_type(arg.expr.type) if catalog is not None else arg.expr.type
-    if type_oid in _JSON_AS_IS:
-        return arg.size
-    if type_oid in _STRINGS:
-        return json_escaped(arg.size)
-    info = catalog.type(type_oid) if catalog is not None else None
-    if info is not None and info.category in ("N", "B"):
-        return arg.size.scaled(1, 2)
-    relation = catalog.relation_of_type(type_oid) if catalog is not None else None
-    if relation is not None:
-        keys = sum(len(column.name.encode("utf-8")) + 6 for column in relation.columns)
-        return json_escaped(arg.size).scaled(1, keys)
-    if type_oid == RECORD or (info is not None and info.kind == "c"):
-        return json_escaped(arg.size).scaled(4)  # keys "f1".."fn" of at most a few characters per field
-    return json_escaped(arg.size)
-
-
-def _element(size: Bound) -> Bound:
-    """One array element: quoted and escaped in print, its length word in storage."""
-    return quoted(size).scaled(1, _ELEMENT_OVERHEAD)
+_element = array_element
 
 
 # JSON ------------------------------------------------------------------------------------------------------
 
 @rule("to_json", "to_jsonb", "row_to_json", "array_to_json")
 def _to_json(args: list[Arg], context: RuleContext) -> Bound:
-    return _as_json(args[0], context) if args else Bound(4)
+    return as_json(args[0], context) if args else Bound(4)
 
 
 @rule("json_build_object", "jsonb_build_object", "json_build_array", "jsonb_build_array")
 def _json_build(args: list[Arg], context: RuleContext) -> Bound:
-    # jsonb prints ", " between members and ": " after keys.
-    return total([_as_json(a, context).scaled(1, 4) for a in args]).scaled(1, 2)
+    # jsonb prints ", " between members and ": " after keys; an empty one holds its 4-byte header.
+    return total([as_json(a, context).scaled(1, 4) for a in args]).scaled(1, 4)
 
 
 @rule("json_object", "jsonb_object")
@@ -86,24 +58,30 @@ def _path_text(args: list[Arg]) -> str | None:
 
 @rule("jsonb_path_query", "jsonb_path_query_tz", "jsonb_path_query_first", "jsonb_path_query_first_tz")
 def _path_item(args: list[Arg], context: RuleContext) -> Bound:
+    # A part of the document or of the variables (``$x``), or a value the path writes (the path '1e300' returns
+    # 1e300, 301 characters); where the path computes, also a number it computed or a keyvalue() object.
+    parts = _size(args, 0) + _size(args, 1) + _size(args, 2)
     if not computes(_path_text(args)):
-        return _size(args, 0)  # a part of the document
-    # A part of the document, or a number the path computed, or a keyvalue() object around one.
-    return _size(args, 0).scaled(2, 147_458 + 64)
+        return parts
+    return parts.scaled(2, 147_458 + 64)
 
 
 @rule("jsonb_path_query_array", "jsonb_path_query_array_tz")
 def _path_array(args: list[Arg], context: RuleContext) -> Bound:
-    path, document = _path_text(args), _size(args, 0)
+    path, document = _path_text(args), _size(args, 0) + _size(args, 2)
+    if path_rows(args).unknown:
+        # Index lists, a second .** or keyvalue(): each step may return a part again for each, and steps
+        # multiply ('$' || repeat('[0,0,0,0]', 6) over [[[[[[1]]]]]] returns 4 096 items).
+        return UNKNOWN
     if path is not None and not computes(path):
-        # Parts of the document: each accessor step can return each part once (an index list such as [0,0,0]
-        # repeats one: at most once per character of the path); .** returns every part inside every part.
+        # Parts of the document: each accessor step can return each part once; .** returns every part
+        # inside every part.
         parts = document * Bound(len(path) + 1)
         if ".**" in path:
             parts = parts + document * document
         return parts.scaled(2, 2)
     item = document.scaled(2, 147_458 + 64)
-    return document.scaled(1, 1) * item.scaled(1, 2)
+    return path_rows(args) * item.scaled(1, 2)
 
 
 @rule("json_typeof", "jsonb_typeof")
@@ -125,12 +103,12 @@ def _array_agg(args: list[Arg], context: RuleContext) -> Bound:
 
 @rule("json_agg", "jsonb_agg")
 def _json_agg(args: list[Arg], context: RuleContext) -> Bound:
-    return context.rows * _as_json(args[0], context).scaled(1, 2) + Bound(2)
+    return context.rows * as_json(args[0], context).scaled(1, 2) + Bound(2)
 
 
 @rule("json_object_agg", "jsonb_object_agg")
 def _json_object_agg(args: list[Arg], context: RuleContext) -> Bound:
-    return context.rows * (_as_json(args[0], context) + _as_json(args[1], context)).scaled(1, 4) + Bound(2)
+    return context.rows * (as_json(args[0], context) + as_json(args[1], context)).scaled(1, 4) + Bound(2)
 
 
 @rule("xmlagg", "range_agg", "range_intersect_agg")
@@ -139,7 +117,8 @@ def _collecting(args: list[Arg], context: RuleContext) -> Bound:
 
 
 @rule("max", "min", "mode", "first_value", "last_value", "nth_value", "array_larger", "array_smaller", "bit_and",
-      "bit_or", "bit_xor", "bitand", "bitor", "bitxor")
+      "bit_or", "bit_xor", "bitand", "bitor", "bitxor", "text_larger", "text_smaller", "bpchar_larger",
+      "bpchar_smaller")
 def _one_of(args: list[Arg], _: RuleContext) -> Bound:
     return maximum([a.size for a in args]) if args else UNKNOWN
 
@@ -186,7 +165,21 @@ def _array_fill(args: list[Arg], _: RuleContext) -> Bound:
     count = 1
     for dimension in dimensions:
         count *= max(0, dimension)
-    return Bound(count) * _element(_size(args, 0)) + Bound(_ARRAY_HEADER + 16 * len(dimensions))
+    return Bound(count) * _element(_size(args, 0)) + Bound(_ARRAY_HEADER + DIMENSION_BYTES * len(dimensions))
+
+
+@rule("array_append")
+def _array_append(args: list[Arg], _: RuleContext) -> Bound:
+    # The element is quoted and escaped like the others (array_append('{}', repeat('\\', n)) prints 2n + 4);
+    # appending to NULL makes a new array, with its header.
+    return _size(args, 0) + _element(_size(args, 1)) + Bound(_ARRAY_HEADER)
+
+
+@rule("array_prepend")
+def _array_prepend(args: list[Arg], _: RuleContext) -> Bound:
+    # As array_append; and prepending to an array whose lower bound is 1 makes it 0, which prints the
+    # dimensions ("[0:n]=").
+    return _size(args, 1) + _element(_size(args, 0)) + Bound(DIMENSION_BYTES + _ARRAY_HEADER)
 
 
 @rule("array_replace")
@@ -209,8 +202,9 @@ def _array_positions(args: list[Arg], _: RuleContext) -> Bound:
 
 @rule("string_to_array", "regexp_split_to_array", "tsvector_to_array", "parse_ident")
 def _split_to_array(args: list[Arg], _: RuleContext) -> Bound:
-    # Every character may become an empty element, printed "" with a comma.
-    return _size(args, 0).scaled(6, _ARRAY_HEADER + 8)
+    # Every character may become an element: printed "" with a comma, or held with its 4-byte length word
+    # and alignment (string_to_array(repeat('"', 1000), NULL) holds 8 020 bytes).
+    return _size(args, 0).scaled(8, _ARRAY_HEADER + 8)
 
 
 @rule("regexp_match", "regexp_matches")
@@ -229,10 +223,17 @@ def _array_dims(args: list[Arg], _: RuleContext) -> Bound:
 
 # Text search -----------------------------------------------------------------------------------------------
 
-@rule("to_tsvector", "json_to_tsvector", "jsonb_to_tsvector", "array_to_tsvector")
+@rule("to_tsvector", "array_to_tsvector")
 def _to_tsvector(args: list[Arg], _: RuleContext) -> Bound:
-    # Each word is quoted, and every occurrence adds a position (at most five digits and a comma).
-    return _size(args, len(args) - 1 if len(args) < 3 else 1).scaled(8, 8)
+    # Each word is quoted, and every occurrence adds a position (at most five digits and a comma); each
+    # lexeme holds a 4-byte entry, and a hyphenated word is indexed with its parts: 'a-b' holds 36 bytes.
+    return _size(args, len(args) - 1 if len(args) < 3 else 1).scaled(8, 16)
+
+
+@rule("json_to_tsvector", "jsonb_to_tsvector")
+def _json_to_tsvector(args: list[Arg], _: RuleContext) -> Bound:
+    # The document is the argument before the filter (``[regconfig,] document, filter``).
+    return _size(args, max(0, len(args) - 2)).scaled(8, 16)
 
 
 @rule("to_tsquery", "plainto_tsquery", "phraseto_tsquery", "websearch_to_tsquery")
@@ -273,6 +274,8 @@ def _path_moved(args: list[Arg], _: RuleContext) -> Bound:
 
 @rule("varbit", "bit")
 def _bit_length(args: list[Arg], context: RuleContext) -> Bound:
+    # A length of at most 0 leaves the bit string as it is (bit(B'1010', 0, true) is B'1010').
+    # It holds its length in bits (4 bytes) before its bytes.
     if len(args) > 1 and not args[1].number.unknown:
-        return args[1].number.scaled(1, 1)
-    return _size(args, 0).scaled(32)
+        return maximum([args[1].number.scaled(1, 1 + 4), _size(args, 0)])
+    return _size(args, 0).scaled(32, 4)
