@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import psycopg2.extensions
 
-from drivers.postgres.guard.analysis import Analyzer, parse_select
-from drivers.postgres.guard.bounds import Bound
-from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
+from drivers.postgres.guard.model.analysis import Analyzer, parse_select
+from drivers.postgres.guard.sizes.bounds import Bound
+from drivers.postgres.guard.model.catalog import CATALOG_SQL, Catalog
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.policy import GuardPolicy
-from drivers.postgres.guard.sizes import SizeModel
+from drivers.postgres.guard.sizes.size_model import SizeModel
 from size_rule_cases import OVERLOADS_SQL, Case, Overload
 from size_rule_palette import COMPOSITE_TYPE, ENUM_LABELS, ENUM_TYPE
 from size_rule_values import sql_literal

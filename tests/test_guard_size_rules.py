@@ -1,8 +1,8 @@
 """Every size rule of the SQL guard holds against the real server (issue 19, item 3).
 
-The guard bounds every computed value with a rule (``size_rules*.py``), the literal and cast paths of
-``sizes.py`` and ``type_sizes.py``, and set-returning functions' rows with ``ROWS``. Here each of them meets
-some twenty thousand generated calls of constants (``size_rule_cases``: seeded random values of every type
+The guard bounds every computed value with a rule (``sizes/rules*.py``), the literal and cast paths of
+``sizes/size_model.py`` and ``sizes/type_sizes.py``, and set-returning functions' rows with ``ROWS``. Here
+each of them meets some twenty thousand generated calls of constants (``size_rule_cases``: seeded random values of every type
 plus hand-written worst cases: backslashes, quotes, control characters, multibyte and case-growing
 characters, exponents that print thousands of digits, nesting that compounds escaping), the server measures
 each result (its text, what it holds, its rows: ``size_rule_checker``) and no measure may exceed the model's
@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterator
 import psycopg2.extensions
 import pytest
 
-from drivers.postgres.guard import json_sizes, size_rules, sizes
-from drivers.postgres.guard.bounds import Bound
-from drivers.postgres.guard.size_rules import ROWS, RULES, Arg, RuleContext
+from drivers.postgres.guard.sizes import json_sizes
+from drivers.postgres.guard.sizes import rules as size_rules
+from drivers.postgres.guard.sizes import size_model as sizes
+from drivers.postgres.guard.sizes.bounds import Bound
+from drivers.postgres.guard.sizes.rules import ROWS, RULES, Arg, RuleContext
 from size_rule_cases import Case, CaseMaker
 from size_rule_checker import SCRATCH_SQL, BoundModel, Measure, Report, check, fetch_overloads, measure
 from support import connect, database_from

@@ -11,13 +11,13 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
-from drivers.postgres.guard.cost_rules import COST_BOUNDED_FUNCTIONS
-from drivers.postgres.guard.costs import cost_positions
-from drivers.postgres.guard.jsonpath import compares_sequences, computes, jsonpath_printed
-from drivers.postgres.guard.literals import jsonb_printed, numeric_printed
+from drivers.postgres.guard.model.catalog import CATALOG_SQL, Catalog
+from drivers.postgres.guard.work.cost_rules import COST_BOUNDED_FUNCTIONS
+from drivers.postgres.guard.work.costs import cost_positions
+from drivers.postgres.guard.sizes.jsonpath import compares_sequences, computes, jsonpath_printed
+from drivers.postgres.guard.sizes.literals import jsonb_printed, numeric_printed
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
-from drivers.postgres.guard.size_rules import RULES
+from drivers.postgres.guard.sizes.rules import RULES
 from drivers.postgres.guard.sql_guard import check_query
 from gateway.errors import QueryFailed, QueryRejected
 from support import connect, run_sql

@@ -24,24 +24,41 @@ from __future__ import annotations
 
 import re
 
-from drivers.postgres.guard.bounds import Bound, total
-from drivers.postgres.guard.budget import RowBudget, kib
-from drivers.postgres.guard.conversions import (
-    ELEMENT_WISE_FUNCTIONS, FIELD_NS, RENDERING_FUNCTIONS, conversion_memory, element_memory, io_ns_per_byte,
+from drivers.postgres.guard.model.ir import (
+    ArrayOp,
+    Call,
+    Cast,
+    Const,
+    Expr,
+    FieldSelect,
+    MinMax,
+    OpCall,
+    Query,
+    RowCompare,
+    Xml,
+    subqueries,
+    walk,
 )
-from drivers.postgres.guard.costs import COMPARISON_NS_PER_BYTE, PRODUCT_NS_PER_STEP, call_cost, call_memory
-from drivers.postgres.guard.jsonpath import compares_sequences
-from drivers.postgres.guard.ir import (
-    ArrayOp, Call, Cast, Const, Expr, FieldSelect, MinMax, OpCall, Query, RowCompare, Xml, subqueries, walk,
-)
-from drivers.postgres.guard.names import display_name
-from drivers.postgres.guard.levels import expression_repeats
-from drivers.postgres.guard.planner import estimated, estimation_cost
+from drivers.postgres.guard.model.render import describe
+from drivers.postgres.guard.model.types import BPCHAR, JSON, JSONB, TEXT, VARCHAR, XML, FunctionInfo
 from drivers.postgres.guard.policy import GuardPolicy
-from drivers.postgres.guard.render import describe
-from drivers.postgres.guard.sizes import SizeModel, constant_text
-from drivers.postgres.guard.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
-from drivers.postgres.guard.types import BPCHAR, JSON, JSONB, TEXT, VARCHAR, XML, FunctionInfo
+from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
+from drivers.postgres.guard.sizes.bounds import Bound, total
+from drivers.postgres.guard.sizes.jsonpath import compares_sequences
+from drivers.postgres.guard.sizes.size_model import SizeModel, constant_text
+from drivers.postgres.guard.structure.names import display_name
+from drivers.postgres.guard.work.budget import RowBudget, kib
+from drivers.postgres.guard.work.conversions import (
+    ELEMENT_WISE_FUNCTIONS,
+    FIELD_NS,
+    RENDERING_FUNCTIONS,
+    conversion_memory,
+    element_memory,
+    io_ns_per_byte,
+)
+from drivers.postgres.guard.work.costs import COMPARISON_NS_PER_BYTE, PRODUCT_NS_PER_STEP, call_cost, call_memory
+from drivers.postgres.guard.work.levels import expression_repeats
+from drivers.postgres.guard.work.planner import estimated, estimation_cost
 from gateway.errors import QueryRejected, RefusalReason
 
 _AS_IS = frozenset({TEXT, VARCHAR, BPCHAR, JSON, JSONB})

@@ -1,0 +1,494 @@
+"""Upper bounds on every value, number and row count of an analysed query (the guard's size model).
+
+``SizeModel.size(expr, query)`` bounds the printed and stored size of a
+value: a literal at its printed size (``literals.py``), a stored column by its
+type or as the administrator's data, a call by its function's rule
+(``size_rules.py``) within what its type allows, a cast by what its target
+type reads from the source's text (``type_sizes.py``). ``number`` bounds the
+magnitude of a number (for counts such as ``repeat``'s), ``rows`` the rows a
+query level yields (for aggregates and ``ARRAY(SELECT ...)``).
+"""
+
+from __future__ import annotations
+
+import decimal
+from typing import Final
+
+from drivers.postgres.guard.model.catalog import Catalog
+from drivers.postgres.guard.model.ir import (
+    Array,
+    ArrayOp,
+    BoolOp,
+    Call,
+    Case,
+    CaseTest,
+    Cast,
+    Coalesce,
+    Collate,
+    Const,
+    Expr,
+    FieldSelect,
+    Grouping,
+    MinMax,
+    OpCall,
+    Query,
+    RangeEntry,
+    Row,
+    RowCompare,
+    SetOpColumn,
+    SubLink,
+    Subscript,
+    SubSelectColumn,
+    Test,
+    ValueFunction,
+    Var,
+    Xml,
+    subqueries,
+    walk,
+)
+from drivers.postgres.guard.model.types import BOOL, BYTEA, INT4, JSON, JSONB, JSONPATH, NUMERIC
+from drivers.postgres.guard.model.types import UNKNOWN as UNKNOWN_TYPE
+from drivers.postgres.guard.sizes import (
+    rules_sets,  # noqa: F401  (registers its rules)
+    rules_structured,  # noqa: F401  (registers its rules)
+)
+from drivers.postgres.guard.sizes.bounds import DATA, MAX_NUMBER, UNKNOWN, Bound, maximum, total
+from drivers.postgres.guard.sizes.jsonpath import jsonpath_printed
+from drivers.postgres.guard.sizes.literals import array_elements, jsonb_held, jsonb_printed, numeric_printed
+from drivers.postgres.guard.sizes.rules import (
+    ARRAY_HEADER,
+    DIMENSION_BYTES,
+    ROWS,
+    RULES,
+    Arg,
+    RuleContext,
+    array_element,
+    quoted,
+)
+from drivers.postgres.guard.sizes.rules_fixed import send_rule
+from drivers.postgres.guard.sizes.type_sizes import parsed_bound, stored_bound, type_bound, value_bound
+
+_BOOLEAN = Bound(5)
+_NULL = Bound(4)
+"""A NULL element of an array prints ``NULL``."""
+_NUMERIC_HEADER = 3
+"""Bytes a numeric may hold beyond its printed digits: ``1`` holds 4 bytes (a header, one base-10000 digit)."""
+_BIT_LENGTH_WORD = 4
+"""A bit string holds its length in bits before its bytes: ``B'1'`` holds 5 bytes."""
+_JSONPATH_HELD_PER_BYTE = 12
+_ROW_HEADER = 32
+"""A row value holds a tuple header (24 bytes, 32 with a null bitmap): ``ROW()`` holds 24 bytes."""
+_ONE = Bound(1)
+_NUMBER_FUNCTIONS_OF_SIZE = frozenset({
+    "length", "char_length", "character_length", "octet_length", "bit_length", "array_length", "cardinality",
+    "strpos", "position", "array_upper", "array_lower", "jsonb_array_length", "json_array_length",
+})
+_NUMBER_PRESERVING = frozenset({"abs", "round", "trunc", "floor", "ceil", "ceiling", "sign", "int4", "int8",
+                                "int2", "numeric", "float8", "float4", "max", "min", "greatest", "least"})
+
+
+_JSON_ROW_MAKERS: Final = frozenset({
+    "json_to_record", "json_to_recordset", "jsonb_to_record", "jsonb_to_recordset", "json_populate_record",
+    "json_populate_recordset", "jsonb_populate_record", "jsonb_populate_recordset", "json_each", "jsonb_each",
+    "json_each_text", "jsonb_each_text",
+})
+
+
+def number_product(left: Bound, right: Bound) -> Bound:
+    """A bound on the product of two numbers. The administrator's numbers times the administrator's numbers
+    are no longer the administrator's data (``id * id * 200``, a cross join's count squares them): unbounded."""
+    if (left.data or left.stored) and (right.data or right.stored):
+        return UNKNOWN
+    return left * right
+
+
+class SizeModel:
+    """Bounds for one analysed query and its sub-queries, remembered per node."""
+
+    def __init__(self, catalog: Catalog, root: Query) -> None:
+        self.catalog = catalog
+        self._sizes: dict[int, Bound] = {}
+        self._numbers: dict[int, Bound] = {}
+        self._rows: dict[tuple[int, bool], Bound] = {}
+        self._owner: dict[int, Query] = {}
+        for query in subqueries(root):
+            for target in query.targets:
+                self._owner[id(target.expr)] = query
+            for entry in query.entries:
+                for slot in entry.columns:
+                    if slot.expr is not None:
+                        self._owner.setdefault(id(slot.expr), entry.query or query)
+
+    # Sizes -----------------------------------------------------------------------------------------------
+
+    def size(self, expr: Expr, query: Query) -> Bound:
+        """The most ``expr`` prints or stores, in bytes."""
+        key = id(expr)
+        found = self._sizes.get(key)
+        if found is None:
+            found = self._sizes[key] = self._size(expr, self._owner.get(key, query))
+        return found
+
+    def _size(self, expr: Expr, query: Query) -> Bound:
+        catalog = self.catalog
+        if isinstance(expr, Const):
+            return self.literal(expr)
+        if isinstance(expr, Var):
+            return self._var(expr, query)
+        if isinstance(expr, (Call, OpCall)):
+            return self.call_size(expr, query)
+        if isinstance(expr, (ArrayOp, BoolOp, Test, RowCompare)):
+            return _BOOLEAN
+        if isinstance(expr, Cast):
+            return self._cast(expr, query)
+        if isinstance(expr, Case):
+            return maximum([self.size(r, query) for _, r in expr.whens] + [self.size(expr.default, query)])
+        if isinstance(expr, (Coalesce, MinMax)):
+            return maximum([self.size(a, query) for a in expr.args])
+        if isinstance(expr, Array):
+            elements = total([quoted(self.size(e, query)).scaled(1, 8) for e in expr.elements])
+            return elements + Bound(24 + 8 * len(expr.elements))
+        if isinstance(expr, Row):
+            # Each field holds its alignment and length word (8 bytes) on top of its value.
+            return total([quoted(self.size(a, query)).scaled(1, 8) for a in expr.args]) + Bound(_ROW_HEADER)
+        if isinstance(expr, SubLink):
+            return self._sublink(expr)
+        if isinstance(expr, SubSelectColumn):
+            target = [t for t in expr.query.targets if not t.junk][expr.column - 1]
+            return self.size(target.expr, expr.query)
+        if isinstance(expr, SetOpColumn):
+            return maximum([self.size(source, query) for source in expr.sources])
+        if isinstance(expr, FieldSelect):
+            return self._field(expr, query)
+        if isinstance(expr, Subscript):
+            return self.size(expr.container, query)
+        if isinstance(expr, CaseTest):
+            return self.size(expr.source, query)
+        if isinstance(expr, Collate):
+            return self.size(expr.arg, query)
+        if isinstance(expr, (ValueFunction, Grouping)):
+            return value_bound(catalog, expr.type, expr.typmod)
+        if isinstance(expr, Xml):
+            return total([self.size(a, query) for a in expr.args + expr.named_args]).scaled(6, 256)
+        return value_bound(catalog, expr.type, expr.typmod)
+
+    def literal(self, const: Const) -> Bound:
+        """A literal's printed size (``1e9999`` is 10 000 characters)."""
+        text = const.text
+        if text is None:
+            return Bound()
+        written = len(text.encode("utf-8"))
+        if const.literal == "numeric" or (const.parsed_as == NUMERIC):
+            return Bound(numeric_printed(text) + _NUMERIC_HEADER)
+        if const.literal == "integer":
+            return Bound(max(len(text) + 1, 4 if const.type == INT4 else 8))  # an int4 holds 4 bytes, an int8 8
+        if const.literal == "bits":
+            return Bound(max(1, len(text) - 1) * 4 + _BIT_LENGTH_WORD)
+        if const.literal == "boolean":
+            return _BOOLEAN
+        if not const.parsed_as or const.parsed_as == UNKNOWN_TYPE:
+            return Bound(written)
+        return self._read_as(text, const.parsed_as, const.typmod)
+
+    def _read_as(self, text: str, type_oid: int, typmod: int) -> Bound:
+        """The printed size of ``text`` read by a type's input function: a literal, an array's element."""
+        base = self.catalog.base_type(type_oid)
+        if base == NUMERIC:
+            return Bound(numeric_printed(text) + _NUMERIC_HEADER)
+        if base == JSONB:
+            return Bound(max(jsonb_printed(text), jsonb_held(text)))
+        if base == JSONPATH:
+            # It holds an item of 8 or more bytes per step, operator and number: '-----------$' prints 34
+            # characters and holds 144 bytes, '$[0,0,0,0,0,0,0,0]' 186 (measured).
+            return Bound(max(jsonpath_printed(text), _JSONPATH_HELD_PER_BYTE * len(text.encode("utf-8")) + 24))
+        if base == JSON:
+            return Bound(len(text.encode("utf-8")))
+        element = self.catalog.element_type(base)
+        if element:
+            return self._array_literal(text, element)
+        return parsed_bound(self.catalog, type_oid, typmod, Bound(len(text.encode("utf-8"))))
+
+    def _array_literal(self, text: str, element: int) -> Bound:
+        """An array literal: each element as its type reads it, quoted, escaped and with its length word
+        (a NULL prints ``NULL``), braces around each sub-array, the header and every dimension (which prints
+        as ``[lb:ub]=`` where a lower bound is not 1)."""
+        elements = [array_element(self._read_as(item, element, -1) if item is not None else _NULL)
+                    for item in array_elements(text)]
+        opening = text.find("{")
+        dimensions = len(text) - opening - len(text[opening:].lstrip("{")) if opening >= 0 else 1
+        return total(elements) + Bound(2 * text.count("{") + ARRAY_HEADER + DIMENSION_BYTES * dimensions)
+
+    def _var(self, var: Var, query: Query) -> Bound:
+        entry = var.entry
+        if var.column == 0:
+            return total([self._column(entry, i, query) for i in range(len(entry.columns))]).scaled(2, 8)
+        if var.column < 0:
+            return value_bound(self.catalog, var.type, var.typmod)
+        return self._column(entry, var.column - 1, query)
+
+    def row_fields(self, expr: Expr, query: Query) -> list[tuple[Expr | None, int, Bound]] | None:
+        """The fields of a whole row (``t`` of ``FROM s.t t``, ``ROW(a, b)``): each one's expression where
+        there is one, type and size; None for any other value."""
+        if isinstance(expr, Row):
+            return [(arg, arg.type, self.size(arg, query)) for arg in expr.args]
+        if isinstance(expr, Var) and expr.column == 0:
+            entry = expr.entry
+            return [(slot.expr, slot.type, self._column(entry, i, query)) for i, slot in enumerate(entry.columns)]
+        return None
+
+    def _column(self, entry: RangeEntry, index: int, query: Query) -> Bound:
+        slot = entry.columns[index]
+        if entry.kind == "relation":
+            return stored_bound(self.catalog, slot.type, slot.typmod)
+        if entry.kind == "values" and entry.query is None:
+            rows = query.values or []
+            return maximum([self.size(row[index], query) for row in rows]) if rows else Bound()
+        if slot.expr is not None:
+            return self.size(slot.expr, entry.query or query)
+        if entry.kind == "cte" and entry.query is not None:
+            return DATA  # a recursive CTE's own rows, or a CTE read before it is defined
+        return value_bound(self.catalog, slot.type, slot.typmod)
+
+    def call_size(self, call: Call | OpCall, query: Query) -> Bound:
+        """A call's result by its function's rule, within what its result type allows."""
+        if isinstance(call, OpCall) and call.form == "nullif":
+            return self.size(call.args[0], query)
+        function = call.function
+        limit = type_bound(self.catalog, call.type, call.typmod)
+        if call.type == BOOL:
+            return _BOOLEAN
+        rule = RULES.get(function.name) if function is not None else None
+        if rule is None and function is not None and function.name.endswith("send") and call.type == BYTEA:
+            rule = send_rule
+        if rule is None:
+            return limit if limit is not None else UNKNOWN
+        rows = self.input_rows(query) if isinstance(call, Call) and call.kind != "function" else _ONE
+        arguments = self.arguments(call, query)
+        bound = rule(arguments, RuleContext(rows, call.type, limit, self.catalog))
+        if bound.unknown:
+            return bound
+        return bound.at_most(limit.fixed) if limit is not None else bound.at_most(1 << 30)
+
+    def arguments(self, call: Call | OpCall, query: Query) -> list[Arg]:
+        """The arguments of a call as size rules see them."""
+        exprs = (call.direct_args + call.args) if isinstance(call, Call) else call.args
+        return [Arg(e, self.size(e, query), self.number(e, query), constant_text(e)) for e in exprs]
+
+    def _cast(self, cast: Cast, query: Query) -> Bound:
+        source = self.size(cast.arg, query)
+        limit = type_bound(self.catalog, cast.type, cast.typmod)
+        if cast.length_function is not None or cast.path == "length":
+            # varchar(n) cuts to n characters, char(n) pads to n: at most the value and the padding.
+            length = type_bound(self.catalog, cast.type, cast.typmod)
+            return source + length if length is not None else source
+        if cast.path in ("relabel", "domain", "row"):
+            return source if limit is None else source.at_most(limit.fixed)
+        if cast.path == "io":
+            return parsed_bound(self.catalog, cast.type, cast.typmod, source)
+        if cast.path == "array":
+            return parsed_bound(self.catalog, cast.type, cast.typmod, source.scaled(2, 24))
+        function = cast.function
+        rule = RULES.get(function.name) if function is not None else None
+        if rule is not None:
+            bound = rule([Arg(cast.arg, source, self.number(cast.arg, query), constant_text(cast.arg))],
+                         RuleContext(_ONE, cast.type, limit, self.catalog))
+            return bound.at_most(limit.fixed) if limit is not None else bound
+        return limit if limit is not None else UNKNOWN
+
+    def _sublink(self, link: SubLink) -> Bound:
+        sub = link.query
+        if link.kind == "expr":
+            return self.size([t for t in sub.targets if not t.junk][0].expr, sub)
+        if link.kind == "array":
+            element = self.size([t for t in sub.targets if not t.junk][0].expr, sub)
+            return self.rows(sub) * quoted(element).scaled(1, 8) + Bound(24)
+        return _BOOLEAN
+
+    def _field(self, field: FieldSelect, query: Query) -> Bound:
+        limit = type_bound(self.catalog, field.type, field.typmod)
+        arg = field.arg
+        if isinstance(arg, Call) and arg.function.name in _JSON_ROW_MAKERS:
+            # Each column is read from the JSON (its last argument) by the column type's input function.
+            source = self.size(arg.args[-1], query) if arg.args else Bound()
+            if arg.function.name.endswith("each") or arg.function.name.endswith("each_text"):
+                return source if limit is None else source.at_most(limit.fixed)
+            parsed = parsed_bound(self.catalog, field.type, field.typmod, source)
+            if "populate" in arg.function.name and len(arg.args) > 1:  # or the base row's own field
+                parsed = maximum([parsed, self.size(arg.args[0], query)])
+            return parsed
+        if isinstance(arg, Call) and arg.function.returns_set:
+            found = self.call_size(arg, query)
+            return found if limit is None else found.at_most(limit.fixed)
+        whole = self.size(arg, query)
+        return whole if limit is None else whole.at_most(limit.fixed)
+
+    # Numbers ---------------------------------------------------------------------------------------------
+
+    def number(self, expr: Expr, query: Query) -> Bound:
+        """The largest magnitude ``expr`` can have, when it is a number (``UNKNOWN`` when nothing bounds it)."""
+        key = id(expr)
+        found = self._numbers.get(key)
+        if found is None:
+            found = self._numbers[key] = self._number(expr, self._owner.get(key, query))
+        return found
+
+    def _number(self, expr: Expr, query: Query) -> Bound:
+        if isinstance(expr, Const):
+            return _constant_number(expr)
+        if isinstance(expr, Var):
+            entry = expr.entry
+            if expr.column <= 0:
+                return UNKNOWN
+            slot = entry.columns[expr.column - 1]
+            if entry.kind == "relation":
+                return DATA
+            if slot.expr is not None:
+                return self.number(slot.expr, entry.query or query)
+            if entry.kind == "values" and query.values:
+                return maximum([self.number(row[expr.column - 1], query) for row in query.values])
+            return DATA if entry.kind == "cte" else UNKNOWN
+        if isinstance(expr, (Cast, Collate)):
+            return self.number(expr.arg, query)
+        if isinstance(expr, CaseTest):
+            return self.number(expr.source, query)
+        if isinstance(expr, OpCall):
+            return self._operator_number(expr, query)
+        if isinstance(expr, (Case, Coalesce, MinMax)):
+            branches = ([r for _, r in expr.whens] + [expr.default]) if isinstance(expr, Case) else expr.args
+            return maximum([self.number(b, query) for b in branches])
+        if isinstance(expr, SubLink) and expr.kind == "expr":
+            return self.number([t for t in expr.query.targets if not t.junk][0].expr, expr.query)
+        if isinstance(expr, SetOpColumn):
+            return maximum([self.number(source, query) for source in expr.sources])
+        if isinstance(expr, Call):
+            return self._call_number(expr, query)
+        return UNKNOWN
+
+    def _operator_number(self, op: OpCall, query: Query) -> Bound:
+        name = op.operator.name
+        numbers = [self.number(a, query) for a in op.args]
+        if name in ("+", "-"):
+            return total(numbers)
+        if name == "*":
+            return number_product(numbers[0], numbers[1]) if len(numbers) == 2 else UNKNOWN
+        if name in ("/", "%") and len(numbers) == 2:
+            if op.type == NUMERIC or self.catalog.category(op.type) == "N" and op.type not in (20, 21, 23):
+                return UNKNOWN  # dividing by a fraction grows the number
+            return numbers[0]
+        if name in ("@", "|/") and numbers:
+            return numbers[-1]
+        return UNKNOWN
+
+    def _call_number(self, call: Call, query: Query) -> Bound:
+        name = call.function.name
+        if name in _NUMBER_FUNCTIONS_OF_SIZE and call.args:
+            return self.size(call.args[0], query)
+        if name == "count":
+            return self.input_rows(query, strict=True)
+        if name == "sum" and call.args:
+            return number_product(self.input_rows(query, strict=True), self.number(call.args[0], query))
+        if name in _NUMBER_PRESERVING and call.args:
+            return maximum([self.number(a, query) for a in call.args]).scaled(1, 1)
+        if name in ("random", "random_normal"):
+            return Bound(1)
+        return UNKNOWN
+
+    # Rows ------------------------------------------------------------------------------------------------
+
+    def rows(self, query: Query, *, strict: bool = False) -> Bound:
+        """The most rows ``query`` yields (``strict``: as a number, see ``input_rows``)."""
+        key = (id(query), strict)
+        found = self._rows.get(key)
+        if found is None:
+            # A query reading itself (a recursive CTE) counts as data; as a number, unbounded.
+            self._rows[key] = UNKNOWN if strict else DATA
+            found = self._rows[key] = self._query_rows(query, strict)
+        return found
+
+    def _query_rows(self, query: Query, strict: bool) -> Bound:
+        if query.setop is not None:
+            operation, _, left, right = query.setop
+            rows = self.rows(left, strict=strict)
+            rows = rows + self.rows(right, strict=strict) if operation == "UNION" else rows
+        elif query.values is not None:
+            rows = Bound(len(query.values))
+        elif query.has_aggregates and not query.group:
+            rows = _ONE
+        else:
+            rows = self.input_rows(query, strict=strict)
+            # Set-returning calls anywhere in the select list (``generate_series(1, n)::text``) multiply the
+            # rows; siblings run in step, so the product is an upper bound.
+            for target in query.targets:
+                for expr in walk(target.expr):
+                    if isinstance(expr, (Call, OpCall)) and expr.returns_set:
+                        produced = maximum([_ONE, self.set_rows(expr, query)])
+                        rows = number_product(rows, produced) if strict else rows * produced
+        if query.limit is not None:
+            limit = self.number(query.limit, query)
+            if limit.is_constant and (rows.unknown or rows.data or limit.fixed < rows.fixed):
+                rows = limit
+        return rows
+
+    def input_rows(self, query: Query, *, strict: bool = False) -> Bound:
+        """The rows a query level reads before grouping: the product of its FROM items.
+
+        As a size the product of two tables' rows stays the administrator's data (a join of granted tables
+        is the data); as a number (``strict``: a ``count(*)`` that a size rule reads) it is not bounded:
+        a cross join of a table with itself squares its rows.
+        """
+        rows = _ONE
+        for entry in query.from_items:
+            found = self.entry_rows(entry, query, strict=strict)
+            rows = number_product(rows, found) if strict else rows * found
+        return rows
+
+    def entry_rows(self, entry: RangeEntry, query: Query, *, strict: bool = False) -> Bound:
+        """The rows one FROM item yields."""
+        if entry.kind == "relation":
+            return DATA
+        if entry.kind == "join" and entry.join_sides is not None:
+            left, right = (self.entry_rows(side, query, strict=strict) for side in entry.join_sides)
+            return number_product(left, right) if strict else left * right
+        if entry.kind == "values":
+            return Bound(len(query.values or ()))
+        if entry.kind == "function":
+            found = [self.set_rows(f, query) if getattr(f, "returns_set", False) else _ONE for f in entry.functions]
+            return maximum(found) if found else _ONE
+        if entry.query is not None:
+            return self.rows(entry.query, strict=strict)
+        return DATA
+
+    def set_rows(self, call: Expr, query: Query) -> Bound:
+        """The rows one call of a set-returning function yields."""
+        if not isinstance(call, Call):
+            return UNKNOWN
+        rule = ROWS.get(call.function.name)
+        if rule is None:
+            return UNKNOWN
+        return rule(self.arguments(call, query))
+
+
+def constant_text(expr: Expr) -> str | None:
+    """The text of a constant argument (through casts), or None; a rule reads it, so the decision depends on it."""
+    while isinstance(expr, Cast):
+        expr = expr.arg
+    if not isinstance(expr, Const):
+        return None
+    expr.value_read = True
+    return expr.text
+
+
+def _constant_number(const: Const) -> Bound:
+    const.value_read = True
+    text = const.text
+    if text is None:
+        return Bound()
+    try:
+        value = decimal.Decimal(text.strip())
+    except (decimal.InvalidOperation, ValueError):
+        return UNKNOWN
+    if not value.is_finite():
+        return UNKNOWN
+    if value.adjusted() > 40:
+        return Bound(MAX_NUMBER)
+    return Bound(int(abs(value).to_integral_value(rounding=decimal.ROUND_CEILING)))
