@@ -12,7 +12,7 @@ A ``Bound`` says: at most ``fixed + stored + data x D``.
 
 A product of two amounts of the administrator's data stays the administrator's data (``D x D = D``, ``D x
 stored = D``, ``stored x stored`` the larger stored): the data bounds the data. (Numbers and row counts used
-as numbers are the exception: ``size_model.number_product``.) What the query multiplies it by (``fixed x D``) is
+as numbers are the exception: ``counts.number_product``.) What the query multiplies it by (``fixed x D``) is
 what the guard counts and caps.
 """
 
