@@ -4,6 +4,6 @@
 arguments' bounded sizes; ``conversions.py`` prices output and input
 functions by type; ``planner.py`` prices the planner's selectivity estimates;
 ``levels.py`` says how many times a pulled-up sub-select's expression runs per
-row; ``budget.py`` sums it all for the statement and refuses what passes the
+row; ``charges.py`` charges each expression of a level; ``budget.py`` sums it all for the statement and refuses what passes the
 limits.
 """
