@@ -39,18 +39,22 @@ def _guard_api(dsn: str) -> tuple[ModuleType, Any, type, Callable[[Any], frozens
             if importlib.util.find_spec("drivers.postgres.guard.sql_guard") is not None:
                 from drivers.postgres.guard import sql_guard
                 from drivers.postgres.guard.cache import GuardCache
-                from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
+                from drivers.postgres.guard.model.catalog import CATALOG_SQL, Catalog
                 from drivers.postgres.guard.policy import GuardPolicy
 
                 cursor.execute(CATALOG_SQL)
                 policy: Any = GuardPolicy.from_catalog(Catalog.from_row(cursor.fetchone()))
                 return sql_guard, policy, GuardCache, lambda parsed: parsed.relations
-            from drivers.postgres import sql_guard as old_guard  # type: ignore[attr-defined, unused-ignore]
             from drivers.postgres.catalog_snapshot import (  # type: ignore[import-not-found, unused-ignore]
-                CATALOG_SNAPSHOT_SQL, CatalogSnapshot,
+                CATALOG_SNAPSHOT_SQL,
+                CatalogSnapshot,
             )
-            from drivers.postgres.guard_cache import GuardCache as OldCache  # type: ignore[import-not-found, unused-ignore]
+            from drivers.postgres.guard_cache import (  # type: ignore[import-not-found, unused-ignore]
+                GuardCache as OldCache,
+            )
             from drivers.postgres.query_policy import QueryPolicy  # type: ignore[import-not-found, unused-ignore]
+
+            from drivers.postgres import sql_guard as old_guard  # type: ignore[attr-defined, unused-ignore]
 
             cursor.execute(CATALOG_SNAPSHOT_SQL)
             policy = QueryPolicy.from_catalog(CatalogSnapshot.from_query_row(cursor.fetchone()))

@@ -64,7 +64,8 @@ class AuditOutcome(enum.StrEnum):
     ERROR = "error"
     """An error was answered (``status`` and ``error`` say which)."""
     CUT_OFF = "cut_off"
-    """The database failed after the answer had begun: the body was left unfinished (``error`` says why)."""
+    """The database failed (or a CSV answer passed the row limit) after the answer had begun: the body was left
+    unfinished (``error`` says why)."""
     CLIENT_STALLED = "client_stalled"
     """The client stopped reading for ``client_stall_timeout``; the stream was cut."""
     CANCELLED = "cancelled"

@@ -239,7 +239,7 @@ class CheckedQuery(Protocol):
 Row = Sequence[Any]
 """One result row: its values in column order, each ``None``, ``bool``, ``int``, ``float``, ``str``, a list of
 these, or ``orjson.Fragment`` (JSON text the database already wrote, e.g. json/jsonb), as the contract's JSON
-writes them."""
+writes them. A fragment may be laid out over lines: the gateway writes its line breaks as spaces."""
 
 
 class QueryResult(Protocol):

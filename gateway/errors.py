@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import enum
 import errno
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 
@@ -23,6 +25,8 @@ class GatewayError(Exception):
 
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal_error"
+    headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    """Headers the answer must carry beside the body (426 names the protocol to use)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -152,7 +156,8 @@ class PayloadTooLarge(GatewayError):
 
 
 class ResultTooLarge(GatewayError):
-    """A result row is larger than the gateway reads (``max_row_bytes``, or a fetch's share of its memory budget).
+    """A result row is larger than the gateway reads (``max_row_bytes``, or a fetch's share of its memory budget),
+    or a result in a format with no place to say it was truncated (CSV) has more rows than ``row_limit``.
 
     The database refuses the row before sending it; 422 because the same query
     over the same data fails again, unlike a 5xx.
@@ -160,6 +165,20 @@ class ResultTooLarge(GatewayError):
 
     status = 422
     code = "result_too_large"
+
+
+class UpgradeRequired(GatewayError):
+    """The answer needs HTTP/1.1: a streamed body in a format that cannot show its own end (CSV) over HTTP/1.0.
+
+    HTTP/1.0 has no chunks: a streamed body ends by closing the connection, and
+    a cut one then looks whole unless the body itself shows where it ends. 426
+    with ``Upgrade: HTTP/1.1``, as RFC 9110 (15.5.22) has it for a request the
+    server will serve only over another protocol.
+    """
+
+    status = 426
+    code = "upgrade_required"
+    headers = MappingProxyType({"Upgrade": "HTTP/1.1", "Connection": "Upgrade"})
 
 
 class TooManyQueries(GatewayError):

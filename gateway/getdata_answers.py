@@ -35,7 +35,8 @@ GETDATA_HEADERS: dict[str, Schema] = {
         "schema": {"type": "integer", "minimum": 0},
     },
     TRUNCATED_HEADER: {
-        "description": "true when the row limit cut the result; only on an answer sent whole, as Dbgateway-Row-Count.",
+        "description": "true when the row limit cut the result; only on an answer sent whole, as Dbgateway-Row-Count "
+        "(always false on CSV, which is never sent truncated).",
         "schema": {"type": "string", "enum": ["true", "false"]},
     },
 }
@@ -65,7 +66,8 @@ GETDATA_ANSWER = Answer(
             "type": "string",
             "description": "RFC 4180: a header row of column names, then one record per row, CRLF line ends. Values "
             "as the text of their JSON encoding (json, jsonb and arrays as JSON text, booleans true/false); NULL is "
-            'an empty field, an empty string is "".',
+            'an empty field, an empty string is "". Never truncated: a result past the row limit is refused (422) '
+            "or, once streaming, cut off.",
         },
         NDJSON_MEDIA_TYPE: {
             "type": "string",

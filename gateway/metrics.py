@@ -71,7 +71,8 @@ class QueryOutcome(enum.StrEnum):
     REFUSED = "refused"
     """The SQL check refused it (400 query_rejected); the reason is counted apart."""
     FAILED = "failed"
-    """The database refused it (400 query_failed, 422 result_too_large), or the gateway failed unexpectedly."""
+    """The database refused it (400 query_failed, 422 result_too_large), the answer could not be sent as asked
+    (422 for a CSV past the row limit, 426 upgrade_required), or the gateway failed unexpectedly."""
     TIMEOUT = "timeout"
     """Past the statement time limit (504 query_timeout)."""
     UNAVAILABLE = "unavailable"

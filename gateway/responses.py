@@ -61,5 +61,5 @@ def error_response(error: GatewayError, headers: dict[str, str] | None = None) -
         body=orjson.dumps(error.to_body()),
         content_type=JSON_CONTENT_TYPE,
         charset="utf-8",
-        headers=headers,
+        headers={**error.headers, **(headers or {})},
     )

@@ -13,10 +13,13 @@ JSON writes it, booleans as ``true``/``false``, and values with structure
 (json, jsonb, arrays) as their JSON text. NULL is an empty field; an empty
 string is ``""``, so the two stay apart (PostgreSQL's ``COPY ... CSV`` does the
 same). CSV has no place for ``row_count``/``truncated``: the handler sends them
-as response headers when the answer is sent whole.
+as response headers when the answer is sent whole, and never sends a CSV
+answer that looks whole but is not (``gateway.getdata_body``).
 
-NDJSON writes one JSON object per row, each on its own line (JSON text never
-holds a raw newline), then one last line ``{"row_count":N,"truncated":false}``.
+NDJSON writes one JSON object per row, each on its own line (orjson escapes
+line breaks in strings, and ``result_rows.without_line_breaks`` makes those
+between a json value's tokens spaces), then one last line
+``{"row_count":N,"truncated":false}``.
 
 Choosing: the ``format`` input (json, csv, ndjson) wins; else the ``Accept``
 header, by q-value, a media type named exactly beating ``text/*`` and ``*/*``;
@@ -35,7 +38,7 @@ import orjson
 from gateway.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
-from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects
+from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
 
 CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
@@ -60,6 +63,9 @@ class ResultFormat:
     """How rows are written (``gateway.result_rows`` encodes them with it)."""
     tail: Callable[[int, bool], bytes]
     """What comes after the last row, from the row count and whether the result was truncated."""
+    ends_with_counts: bool
+    """Whether the tail says ``row_count`` and ``truncated``: the body itself then shows a cut (it lacks the
+    tail) and a truncation. CSV's cannot: it is never sent truncated, nor streamed over HTTP/1.0."""
 
     @property
     def separator(self) -> bytes:
@@ -95,7 +101,7 @@ def _csv_field(value: Any) -> str:
         # orjson's text, as in the JSON answer (not repr's: 1e-7, not 1e-07); never needs quotes.
         return _dumps(value).decode()
     else:  # lists, orjson.Fragment (json/jsonb): exactly the JSON answer's text
-        text = _dumps(value).decode()
+        text = without_line_breaks(_dumps(value)).decode()
         if _NEEDS_QUOTES(text) is None:
             return text
     return '"' + text.replace('"', '""') + '"'
@@ -115,10 +121,15 @@ def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
 
 def _ndjson_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
     dumps, newline = _dumps, orjson.OPT_APPEND_NEWLINE
+    objects = row_objects(names, rows)
     try:
-        return b"".join([dumps(row, option=newline) for row in row_objects(names, rows)])
+        lines = b"".join([dumps(row, option=newline) for row in objects])
+        if lines.count(b"\n") != len(objects) or b"\r" in lines:
+            # A json value's own line breaks would split its row over lines (``without_line_breaks``).
+            lines = b"".join([without_line_breaks(dumps(row)) + b"\n" for row in objects])
     except orjson.JSONEncodeError as error:
         raise _unwritable(error) from error
+    return lines
 
 
 def _unwritable(error: orjson.JSONEncodeError) -> InternalError:
@@ -137,6 +148,7 @@ JSON = ResultFormat(
     head=_json_head,
     encoding=JSON_ROWS,
     tail=_json_tail,
+    ends_with_counts=True,
 )
 CSV = ResultFormat(
     name="csv",
@@ -145,6 +157,7 @@ CSV = ResultFormat(
     head=_csv_head,
     encoding=RowEncoding(encode=_csv_rows, separator=b""),
     tail=lambda row_count, truncated: b"",
+    ends_with_counts=False,
 )
 NDJSON = ResultFormat(
     name="ndjson",
@@ -153,6 +166,7 @@ NDJSON = ResultFormat(
     head=lambda columns: b"",
     encoding=RowEncoding(encode=_ndjson_rows, separator=b""),
     tail=_ndjson_tail,
+    ends_with_counts=True,
 )
 FORMATS: tuple[ResultFormat, ...] = (JSON, CSV, NDJSON)
 """In order of preference when ``Accept`` rates several alike (JSON first: today's default)."""

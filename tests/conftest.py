@@ -11,7 +11,7 @@ import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from drivers.postgres.guard.catalog import CATALOG_SQL
+from drivers.postgres.guard.model.catalog import CATALOG_SQL
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
 from gateway.app import create_app, server_options

@@ -190,17 +190,18 @@ class TestCsv:
         assert await body_of(response, CSV_TYPE) == "id,label\r\n"
         assert response.headers["Dbgateway-Row-Count"] == "0"
 
-    async def test_truncation_is_told_by_headers(self, make_gateway: GatewayFactory, formats_database: str) -> None:
-        """CSV has no tail: an answer sent whole says row count and truncation in headers."""
+    async def test_an_answer_sent_whole_gives_its_counts_in_headers(
+        self, make_gateway: GatewayFactory, formats_database: str
+    ) -> None:
+        """CSV has no tail: an answer sent whole says its row count in headers; one past the limit is refused
+        (test_whole_or_cut.py), so a CSV answer's Dbgateway-Truncated is always false."""
         client = await open_formats(await make_gateway(row_limit=2), formats_database)
-        response = await get_data(client, TEXTS_QUERY, format="csv")
-        assert await body_of(response, CSV_TYPE) == 'id,label,note\r\n1,plain,"a,b"\r\n2,"say ""hi""","two\nlines"\r\n'
-        assert response.headers["Dbgateway-Truncated"] == "true"
-        assert response.headers["Dbgateway-Row-Count"] == "2"
-        assert response.headers["Dbgateway-Row-Limit"] == "2"
         whole = await get_data(client, "select id from shop.texts where id < 3", format="csv")
         assert await body_of(whole, CSV_TYPE) == "id\r\n1\r\n2\r\n"
+        assert whole.headers["Dbgateway-Row-Count"] == "2"
         assert whole.headers["Dbgateway-Truncated"] == "false"
+        assert whole.headers["Dbgateway-Row-Limit"] == "2"
+        assert (await get_data(client, TEXTS_QUERY, format="csv")).status == 422
 
 
 class TestNdjson:
@@ -226,6 +227,53 @@ class TestNdjson:
         rows, last = ndjson_lines(await body_of(await get_data(client, TEXTS_QUERY, format="ndjson"), NDJSON_TYPE))
         assert [row["id"] for row in rows] == [1, 2]
         assert last == {"row_count": 2, "truncated": True}
+
+
+JSON_LINE_BREAKS_QUERY = (
+    # json_agg writes ",\n " between elements; json keeps the line breaks of its input, \r\n too.
+    "select json_agg(t) as agg, E'{\"a\":\\r\\n [1,\\n 2]}'::json as spaced,"
+    " array[E'[1,\\n2]'::json, E'{\"b\":\\r 3}'::json] as listed, 'x' || chr(10) || 'y' as plain"
+    " from shop.texts as t"
+)
+
+
+class TestLineBreaksInJsonValues:
+    """A json value's line breaks (whitespace between its tokens) never break a row over lines (issue 20, 6)."""
+
+    async def test_ndjson_keeps_one_row_per_line(self, formats: TestClient) -> None:
+        """json_agg's output and json values written over lines: one row, one line, values unchanged."""
+        text = await body_of(await get_data(formats, JSON_LINE_BREAKS_QUERY, format="ndjson"), NDJSON_TYPE)
+        assert "\r" not in text
+        rows, last = ndjson_lines(text)
+        assert last == {"row_count": 1, "truncated": False}
+        (row,) = rows
+        assert [item["id"] for item in row["agg"]] == [1, 2, 3, 4, 5, 6]
+        assert row["agg"][1]["note"] == "two\nlines"  # a newline inside a string stays, escaped
+        assert row["spaced"] == {"a": [1, 2]}
+        assert row["listed"] == [[1, 2], {"b": 3}]
+        assert row["plain"] == "x\ny"
+
+    async def test_every_format_writes_the_same_value_text(self, formats: TestClient) -> None:
+        """JSON, NDJSON and CSV hold one text per json value: line breaks became spaces, nothing else changed."""
+        json_text = await body_of(await get_data(formats, JSON_LINE_BREAKS_QUERY), JSON_TYPE)
+        ndjson_text = await body_of(await get_data(formats, JSON_LINE_BREAKS_QUERY, format="ndjson"), NDJSON_TYPE)
+        row_line = ndjson_text.split("\n")[0]
+        assert '"data":[' + row_line + "]" in json_text
+        assert '"spaced":{"a":   [1,  2]}' in row_line  # each line break one space, so offsets stay
+        csv_text = await body_of(await get_data(formats, JSON_LINE_BREAKS_QUERY, format="csv"), CSV_TYPE)
+        header, record = list(csv.reader(io.StringIO(csv_text, newline="")))
+        assert header == ["agg", "spaced", "listed", "plain"]
+        assert record[1] == '{"a":   [1,  2]}' and record[3] == "x\ny"
+        assert f'"agg":{record[0]}' in row_line
+
+    def test_pandas_reads_the_ndjson_answer(self, million_gateway: GatewayProcess) -> None:
+        """The issue's reader: pandas.read_json(lines=True) (skipped without pandas)."""
+        pandas = pytest.importorskip("pandas")
+        parameters = {"local_database_name": "fmt", "query": JSON_LINE_BREAKS_QUERY, "format": "ndjson"}
+        url = million_gateway.url("/GetData?" + urllib.parse.urlencode(parameters))
+        frame = pandas.read_json(url, lines=True, storage_options={"user_token": TOKEN})
+        assert len(frame) == 2  # the row, then the row_count line
+        assert frame["spaced"][0] == {"a": [1, 2]} and frame["row_count"][1] == 1
 
 
 class TestChoosing:

@@ -283,3 +283,29 @@ async def test_a_jsonb_number_beyond_a_double_is_sent_as_a_string(client: TestCl
     assert response.status == 200, await response.text()
     body = json.loads(await response.text())
     assert body[0]["data"] == [{"j": "1" + "0" * 400, "k": {"a": [1, 2.5]}}]
+
+
+# -- 14. Red team, second round (issue 19): uninterruptible work the first model under-counted -----------
+
+SECOND_ROUND = [
+    pytest.param("select (1e131000/7)/(1e65000/3) > 0", "cannot interrupt numeric_div", id="numeric_long_division"),
+    pytest.param("select jsonb_path_match(to_jsonb(array_fill(1, array[30000])), '$[*] > $[*]')",
+                 "cannot interrupt jsonb_path_match", id="jsonpath_sequence_comparison"),
+    pytest.param("select " + " + ".join(f"x{i}" for i in range(85)) + " from public.docs b, " + ", ".join(
+        f"lateral (select length(btrim(b.body, '{'b' * 999}a')) as x{i}) s{i}" for i in range(85)),
+        "cannot interrupt btrim", id="pulled_up_laterals_add_up"),
+    pytest.param("select md5(s || 'a') from (select repeat('x', id * id * 200) s from public.docs offset 0) q",
+                 "without a bound", id="number_from_the_data_squared"),
+    pytest.param("select count(*) from public.docs group by " + ", ".join(
+        f"grouping sets((id + {2 * i}), (id + {2 * i + 1}))" for i in range(11)), "grouping sets",
+        id="grouping_sets_planning"),
+    pytest.param("select count(*) from (select g, repeat('x', 8000000) from generate_series(1, 80) g intersect "
+                 "select g, repeat('x', 8000000) from generate_series(1, 80) g) s", "the hash table of INTERSECT",
+                 id="intersect_hash_table"),
+]
+
+
+@pytest.mark.parametrize(("sql", "fragment"), SECOND_ROUND)
+async def test_second_round_shapes_are_refused(client: TestClient, sql: str, fragment: str) -> None:
+    """Each shape the second red team ran past a 1 s limit (or 500 MB) is refused before it reaches the database."""
+    await refused(client, sql, fragment)

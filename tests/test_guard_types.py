@@ -198,8 +198,8 @@ def test_the_guard_adapter_reads_the_models_api(
 
     for name, contents in {
         "drivers.postgres.guard": {},
-        "drivers.postgres.guard.catalog": {"CATALOG_SQL": "SELECT 1", "Catalog": Catalog},
-        "drivers.postgres.guard.analysis": {"analyze": analyze},
+        "drivers.postgres.guard.model.catalog": {"CATALOG_SQL": "SELECT 1", "Catalog": Catalog},
+        "drivers.postgres.guard.model.analysis": {"analyze": analyze},
         "drivers.postgres.guard.errors": {"AnalysisError": AnalysisError, "Unsupported": Unsupported},
     }.items():
         monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(**contents))

@@ -15,7 +15,7 @@ import pytest
 from gateway.driver_protocol import ColumnInfo, Row
 from gateway.errors import InternalError
 from gateway.result_formats import CSV, NDJSON
-from gateway.result_rows import EncodedRows
+from gateway.result_rows import JSON_ROWS, EncodedRows, RowEncoding
 
 
 class ListResult:
@@ -93,6 +93,24 @@ async def test_another_format_encodes_the_same_rows() -> None:
     rows = EncodedRows(result, row_limit=10, encoding=CSV.encoding)
     assert CSV.head(rows.columns) == b"a,a_2\r\n"
     assert await read(rows) == b'1,\r\n2,"x,y"\r\n'
+
+
+@pytest.mark.parametrize("encoding", [NDJSON.encoding, JSON_ROWS, CSV.encoding], ids=["ndjson", "json", "csv"])
+async def test_a_drivers_json_text_over_lines_keeps_each_row_on_one_line(encoding: RowEncoding) -> None:
+    """Any driver's ``orjson.Fragment`` may hold line breaks between tokens: they become spaces in every format."""
+    fragment = orjson.Fragment(b'{"a":\r\n [1,\n 2]}')
+    result = ListResult(["j", "l", "s"], [[(fragment, [fragment], "x\ny"), (None, [], "z")]])
+    rows = EncodedRows(result, row_limit=10, encoding=encoding)
+    text = await read(rows)
+    if encoding is CSV.encoding:
+        assert text == b'"{""a"":   [1,  2]}","[{""a"":   [1,  2]}]","x\ny"\r\n,[],z\r\n'
+    else:
+        lines = text.split(b"\n")
+        if encoding is JSON_ROWS:
+            assert len(lines) == 1
+        else:
+            assert len(lines) == 3 and lines[-1] == b""  # two rows, each ending in a newline
+        assert b"\r" not in text and b'"j":{"a":   [1,  2]}' in text and b'"s":"x\\ny"' in text
 
 
 async def test_rows_of_any_width_become_objects_with_their_names_as_keys() -> None:

@@ -13,8 +13,8 @@ import orjson
 import pytest
 from pglast import parser
 
-from drivers.postgres.guard.catalog import Catalog as CatalogSnapshot
-from drivers.postgres.guard.function_policy import FunctionPolicy
+from drivers.postgres.guard.model.catalog import Catalog as CatalogSnapshot
+from drivers.postgres.guard.rules.function_policy import FunctionPolicy
 from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
 from drivers.postgres.guard.sql_guard import check_query, display_name, parse_query
 from gateway.errors import QueryFailed, QueryRejected

@@ -11,12 +11,13 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from drivers.postgres.guard.catalog import CATALOG_SQL, Catalog
-from drivers.postgres.guard.cost_rules import COST_BOUNDED_FUNCTIONS
-from drivers.postgres.guard.costs import cost_positions
-from drivers.postgres.guard.literals import jsonb_printed, numeric_printed
+from drivers.postgres.guard.model.catalog import CATALOG_SQL, Catalog
+from drivers.postgres.guard.work.cost_rules import COST_BOUNDED_FUNCTIONS
+from drivers.postgres.guard.work.costs import cost_positions
+from drivers.postgres.guard.sizes.jsonpath import compares_sequences, computes, jsonpath_printed
+from drivers.postgres.guard.sizes.literals import jsonb_printed, numeric_printed
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
-from drivers.postgres.guard.size_rules import RULES
+from drivers.postgres.guard.sizes.rules import RULES
 from drivers.postgres.guard.sql_guard import check_query
 from gateway.errors import QueryFailed, QueryRejected
 from support import connect, run_sql
@@ -208,6 +209,23 @@ class TestWorkAndSizes:
         # The administrator's data against the administrator's data: trusted (docs/security.md, Limits).
         "select strpos(col, (select string_agg(code, '') from s.u)) from s.t",
         "select ltrim(col, string_agg(name, '')) from s.t group by col",
+        # Arithmetic on the administrator's numbers: numeric division of stored values is the data's own cost.
+        "select sum(n) / sum(price), price * qty, n % price, avg(n), f8::numeric * 2 from s.t group by id, n, price, "
+        "qty, f8",
+        "select count(*) from s.t group by cube(x, y, id), rollup(a, b)",
+        "select repeat('x', (select count(*) from s.t)::int)",
+        "with recursive r(n) as (select 1 union select n + 1 from r where n < 80) select count(*) from r",
+        "select name from s.t intersect select name from s.u",
+        # jsonpath over stored documents, and filters that read each item once; ordered-set aggregates of a
+        # few fractions.
+        "select jsonb_path_query_array(doc, '$.arr'), jsonb_path_query_array(doc, '$.arr[*] ? (@ > 1)'), "
+        "jsonb_path_query(doc, '$.a.b'), doc @? '$.a ? (@ > $.b)', jsonb_path_exists(doc, '$[*] ? (@ > $[*])') "
+        "from s.t",
+        "select percentile_disc(array[0.1, 0.5, 0.9]) within group (order by n), "
+        "percentile_cont(array[0.25, 0.75]) within group (order by f8) from s.t",
+        # A CTE read more than once is stored once (the NOT MATERIALIZED form of this one is refused).
+        "with c as (select ltrim(body, repeat('b', 2000)) v from s.t) "
+        "select (select v from c), (select v from c), (select v from c), (select v from c)",
     ]
     REFUSED = [
         ("select ltrim(repeat('a', 128000), repeat('b', 128000) || 'a')", "PostgreSQL cannot interrupt ltrim"),
@@ -229,10 +247,43 @@ class TestWorkAndSizes:
          "max_built_value_bytes"),
         ("select json_array_elements_text(('[' || repeat('1,', 60000000) || '1]')::json)", "max_built_value_bytes"),
         ("select json_array_length(j), json_array_length(j), json_array_length(j) "
-         "from (select ('[' || repeat('1,', 3000000) || '1]')::json j) s", "max_expression_memory_bytes"),
+         "from (select ('[' || repeat('1,', 3000000) || '1]')::json j) s", "max_expression_"),
+        # Red team 2: a pulled-up sub-select's column read k times runs its expression k times in one row, and
+        # every level's work adds up (85 LATERAL btrims of a stored value: 7.4 s under a 1 s limit).
+        ("select " + ", ".join(["x || ''"] * 60) + " from (select md5(repeat('a', 7000000)) x) s",
+         "cannot interrupt md5"),
+        ("select " + " + ".join(f"x{i}" for i in range(85)) + " from s.t b, " + ", ".join(
+            f"lateral (select length(btrim(b.body, '{'b' * 999}a')) as x{i}) s{i}" for i in range(85)),
+         "cannot interrupt btrim"),
+        # ... jsonpath comparing two sequences pair by pair (30 000 elements: 11 s under a 1 s limit; a filter
+        # reading $[*] per item: 590 MB at 3 000)
+        ("select jsonb_path_exists(to_jsonb(array_fill(1, array[30000])), '$ ? ($[*] > $[*])')",
+         "cannot interrupt jsonb_path_exists"),
+        ("select jsonb_path_match(to_jsonb(array_fill(1, array[30000])), '$[*] > $[*]')",
+         "cannot interrupt jsonb_path_match"),
+        ("select jsonb_path_exists(to_jsonb(array_fill(1, array[3000])), '$[*] ? (@ > $[*])')",
+         "cannot interrupt jsonb_path_exists"),
+        ("select jsonb_path_query_array(to_jsonb(array_fill(1, array[300000])), $$$[*] ? (@ > $x)$$)",
+         "max_built_value_bytes"),
+        # ... hash tables PostgreSQL 15 never spills hold every distinct row (666 MB in 1.3 s)
+        ("with recursive r(n, s) as (select 1, repeat('x', 8000000) union select n + 1, s from r where n < 80) "
+         "select count(*) from r", "the hash table of UNION"),
+        ("select count(*) from (select g, repeat('x', 8000000) from generate_series(1, 80) g intersect "
+         "select g, repeat('x', 8000000) from generate_series(1, 80) g) s", "the hash table of INTERSECT"),
+        ("with c as not materialized (select ltrim(body, repeat('b', 2000)) v from s.t) "
+         "select (select v from c), (select v from c), (select v from c), (select v from c)", "cannot interrupt ltrim"),
         ("select repeat('a', x * 1000000) from s.t", "times the size of the stored data it reads"),
         ("select array_agg(g) from generate_series(1, 50000000) g", "max_built_value_bytes"),
         ("select name like 'x'::char(10000000) from s.t", "max_built_value_bytes"),
+        # Red team 2 (issue 19): numeric long division is the product of the digits (8.2 s under a 1 s limit)
+        ("select (1e131000/7)/(1e65000/3) > 0", "cannot interrupt numeric_div"),
+        # ... a number read from the data, squared, is no longer the data's size (5.4 s, 2.1 GB)
+        ("select md5(s || 'a') from (select repeat('x', x * x * 200) s from s.t where x = 1000 offset 0) q",
+         "without a bound"),
+        ("select repeat('x', (select count(*) from s.t a, s.t b)::int)", "without a bound"),
+        # ... 2 048 incomparable grouping sets: the planner's knapsack over them cannot be interrupted
+        ("select count(*) from s.t group by " + ", ".join(
+            f"grouping sets((x + {2 * i}), (x + {2 * i + 1}))" for i in range(11)), "2,048 grouping sets"),
     ]
 
     @pytest.mark.parametrize("sql", ALLOWED)
@@ -285,6 +336,17 @@ class TestWorkAndSizes:
         assert "max_expression_milliseconds" in refusal("select md5(repeat('a', 8000000))", strict)
         generous = GuardPolicy.from_catalog(policy.catalog, limits=GuardLimits(max_built_value_bytes=200 << 20))
         check_query("select length(repeat('a', 100000000))", GRANTED, generous)
+
+    def test_jsonpath_literals_are_read_for_size_computation_and_sequences(self) -> None:
+        """A jsonpath prints its numbers in full and its keys quoted; arithmetic and methods compute values; a
+        path reading $ twice compares sequences pair by pair."""
+        assert jsonpath_printed("$ ? (@ > 1e99999)") >= 100000
+        assert jsonpath_printed('$."a\\"') >= 3
+        assert not computes("$.arr[*] ? (@ > 1)") and not computes("$.**") and not computes('$."a-b"')
+        assert computes("$.a * 2") and computes("$.a.keyvalue()") and computes(None)
+        assert compares_sequences("$[*] > $[*]") and compares_sequences("$[*] ? (@ > $x)")
+        assert not compares_sequences("$.arr[*] ? (@ > 1)") and not compares_sequences('$."$$"')
+        assert compares_sequences(None)
 
     def test_literals_count_at_their_printed_size(self) -> None:
         """1e9999 prints ten thousand digits, '[1e99999]'::jsonb a hundred thousand characters."""

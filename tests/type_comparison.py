@@ -194,8 +194,8 @@ def report(comparison: Comparison, type_name: TypeNamer | None = None, limit: in
 
 def guard_model(catalog_row: Sequence[Any]) -> Model:
     """The guard's type model over the catalog ``CATALOG_SQL`` returned (imported here: it may not exist yet)."""
-    from drivers.postgres.guard.analysis import analyze
-    from drivers.postgres.guard.catalog import Catalog
+    from drivers.postgres.guard.model.analysis import analyze
+    from drivers.postgres.guard.model.catalog import Catalog
     from drivers.postgres.guard.errors import AnalysisError, Unsupported
 
     catalog = Catalog.from_row(catalog_row)

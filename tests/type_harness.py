@@ -73,7 +73,7 @@ class TypeNames:
 
 def catalog_row(connection: psycopg2.extensions.connection) -> tuple[Any, ...]:
     """The one row of the guard's ``CATALOG_SQL`` on this database."""
-    from drivers.postgres.guard.catalog import CATALOG_SQL
+    from drivers.postgres.guard.model.catalog import CATALOG_SQL
 
     with connection.cursor() as cursor:
         cursor.execute(CATALOG_SQL)

@@ -33,7 +33,7 @@ from typing import Any
 
 import structlog
 
-from drivers.postgres.guard.function_policy import denial_reason, normalize_configured_names
+from drivers.postgres.guard.rules.function_policy import denial_reason, normalize_configured_names
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.query_errors import CanceledStatementLogFilter

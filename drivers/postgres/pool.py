@@ -31,8 +31,8 @@ from drivers.postgres.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.connections import acquire_live_connection, release_connection
 from drivers.postgres.guard.cache import GuardCache
-from drivers.postgres.guard.catalog import CATALOG_SQL as GUARD_CATALOG_SQL
-from drivers.postgres.guard.function_policy import is_denied_builtin
+from drivers.postgres.guard.model.catalog import CATALOG_SQL as GUARD_CATALOG_SQL
+from drivers.postgres.guard.rules.function_policy import is_denied_builtin
 from drivers.postgres.guard.inheritance import PARTITIONED_TABLES_SQL
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource

@@ -50,7 +50,7 @@ import orjson
 from pglast import parser
 
 from drivers.postgres.guard.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
-from drivers.postgres.guard.literals import numeric_printed
+from drivers.postgres.guard.sizes.literals import numeric_printed
 from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted
 
 MAX_CACHED_QUERY_CHARS = 16_384

@@ -38,7 +38,7 @@ import attrs
 from pglast import parser
 
 from drivers.postgres.guard.sql_guard import ParsedQuery, parse_query
-from drivers.postgres.guard.structure import RangeVarSite
+from drivers.postgres.guard.structure.walk import RangeVarSite
 from gateway.errors import QueryRejected, RefusalReason
 
 PARTITIONED_TABLES_SQL = """

@@ -14,11 +14,11 @@ from typing import Final
 
 import attrs
 
-from drivers.postgres.guard.catalog import Catalog
-from drivers.postgres.guard.coercion import Coercions
-from drivers.postgres.guard.costs import cost_positions
-from drivers.postgres.guard.function_policy import FunctionPolicy
-from drivers.postgres.guard.type_rules import nameable_types
+from drivers.postgres.guard.model.catalog import Catalog
+from drivers.postgres.guard.model.coercion import Coercions
+from drivers.postgres.guard.rules.function_policy import FunctionPolicy
+from drivers.postgres.guard.rules.type_rules import nameable_types
+from drivers.postgres.guard.work.costs import cost_positions
 
 DEFAULT_MAX_BUILT_VALUE_BYTES: Final = 8 * 1024 * 1024
 DEFAULT_MAX_EXPRESSION_MILLISECONDS: Final = 1000

@@ -39,8 +39,8 @@ from typing import Any
 import attrs
 
 from drivers.postgres.guard.cache import MAX_CACHED_QUERY_CHARS
-from drivers.postgres.guard.catalog import Catalog
 from drivers.postgres.guard.child import LENGTH_BYTES, framed
+from drivers.postgres.guard.model.catalog import Catalog
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.sql_guard import ParsedQuery, raise_refusal
 from gateway.background import retrieve_outcome
