@@ -37,9 +37,11 @@ from gateway.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.operations import add_routes, handler_operations
 from gateway.parameters import DocumentContext
 from gateway.pools import DatabasePools
+from gateway.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
+
 
 def setup_middlewares(app: web.Application) -> None:
     # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
@@ -61,6 +63,7 @@ def instance_name(config: GatewayConfig) -> str:
 
 def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> web.Application:
     """Build the application; raises ``RegistryLoadError``, ``RegistryUnreachable`` or ``ConfigError`` first."""
+    install_json_protocol_errors()  # what aiohttp cannot parse is answered in JSON too
     # Opened first: a path that cannot be written stops start-up before anything is logged.
     audit_file = AuditFile(config.audit_file, config.audit_file_max_bytes) if config.audit_file is not None else None
     ring = LogRing(config.log_buffer_size, config.log_buffer_bytes)
