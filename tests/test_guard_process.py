@@ -96,6 +96,25 @@ async def test_a_child_that_dies_with_a_text_refuses_it_and_the_next_text_starts
         await guard.close()
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+async def test_a_stop_signal_to_the_process_group_is_left_to_the_gateway(
+    policy_source: PolicySource, stop: signal.Signals
+) -> None:
+    """Ctrl-C, a service manager's stop or a closing terminal reach the child too: it keeps checking the text it
+    holds and the next, and ends only when the gateway closes it."""
+    guard = LongTextGuard(policy_source)
+    sql = f"select 1 where 1 in ({LONG_IN_LIST})"
+    try:
+        checking = asyncio.ensure_future(guard.check(sql, frozenset()))
+        pid = await _condition(lambda: guard.child_pid())
+        os.kill(pid, stop)
+        assert (await checking).relations == frozenset()
+        assert (await guard.check(sql + " ", frozenset())).relations == frozenset()
+        assert guard.children_started == 1
+    finally:
+        await guard.close()
+
+
 async def test_a_closing_pool_lets_its_child_answer_the_text_it_holds_and_takes_no_more(
     policy_source: PolicySource,
 ) -> None:

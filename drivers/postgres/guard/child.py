@@ -83,9 +83,10 @@ if __name__ == "__main__":
     # Answers go to a private copy of the standard output: a stray print cannot corrupt them.
     answer_stream = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    # A signal to the whole process group (Ctrl-C, a service manager's stop) is for the gateway, which
-    # finishes its requests and then closes the child's input; the child ends there.
+    # A signal to the whole process group (Ctrl-C, a service manager's stop, a closing terminal's hangup) is
+    # for the gateway, which finishes its requests and then closes the child's input; the child ends there.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     os.nice(NICENESS)
     serve(sys.stdin.buffer, answer_stream)
