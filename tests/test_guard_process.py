@@ -105,11 +105,13 @@ async def test_a_stop_signal_to_the_process_group_is_left_to_the_gateway(
     guard = LongTextGuard(policy_source)
     sql = f"select 1 where 1 in ({LONG_IN_LIST})"
     try:
-        checking = asyncio.ensure_future(guard.check(sql, frozenset()))
-        pid = await _condition(lambda: guard.child_pid())
+        await guard.check(sql, frozenset())  # the child is up and has set its signals (not while Python starts)
+        pid = guard.child_pid()
+        assert pid is not None
+        checking = asyncio.ensure_future(guard.check(sql + " ", frozenset()))
         os.kill(pid, stop)
         assert (await checking).relations == frozenset()
-        assert (await guard.check(sql + " ", frozenset())).relations == frozenset()
+        assert (await guard.check(sql + "  ", frozenset())).relations == frozenset()
         assert guard.children_started == 1
     finally:
         await guard.close()
