@@ -86,6 +86,8 @@ def _suite_queries() -> list[str]:
 
 
 EXTRA_QUERIES = [
+    # -2147483648 is an integer, -2147483649 a bigint: same token length, different types.
+    "select -2147483648 + x from s.t", "select -2147483649 + x from s.t", "select array[-2147483648]",
     # Numbers the decision depends on: type modifiers bound cost-driving arguments, float(p) picks a type,
     # size rules read counts, exponents set a number's printed size, the value decides integer or numeric.
     "select ltrim(col, 'x'::char(1000)) from s.t",
@@ -228,6 +230,19 @@ def test_a_number_that_decides_a_type_is_part_of_the_key(policy: QueryPolicy) ->
     check("select 9223372036854775807 from s.t")
     check("select 9223372036854775808 from s.t")
     assert cache.hits == 0
+
+
+def test_a_negative_constant_is_checked_afresh(policy: QueryPolicy) -> None:
+    """-2147483649 is a bigint and -2147483648 an integer (the grammar negates the token 2147483648 into one):
+    the scanner's token is the same kind and length, so a negated constant is pinned, never reused."""
+    cache, check = _cached(policy)
+    check("select id from s.t where x = -2147483649")
+    check("select id from s.t where x = -2147483648")
+    check("select id from s.t where x = -2147483650")
+    assert cache.hits == 0
+    check("select id from s.t where x = 2147483650")  # unsigned: its kind and length are the whole story
+    check("select id from s.t where x = 2147483651")
+    assert cache.hits == 1
 
 
 def test_point_lookups_with_other_ids_are_answered_from_the_cache(policy: QueryPolicy) -> None:

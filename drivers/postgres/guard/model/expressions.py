@@ -96,7 +96,9 @@ def constant(body: Raw) -> Const:
         text = str(body["fval"].get("fval", "0"))
         stripped = text.lstrip("+-")
         if stripped.isdigit() and len(stripped) <= 19 and int(text) in _INT8_RANGE:
-            return Const(INT8, text, "integer", location)
+            # make_const: a float token that is an integer may still fit int4 (the grammar negated
+            # 2147483648, an int8 token, into -2147483648).
+            return Const(INT4 if int(text) in _INT4_RANGE else INT8, text, "integer", location)
         return Const(NUMERIC, text, "numeric", location)
     if "boolval" in body:
         return Const(BOOL, "true" if body["boolval"].get("boolval") else "false", "boolean", location)
