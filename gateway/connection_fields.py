@@ -4,7 +4,9 @@ A driver names the AddDatabase parameters its databases need
 (``Driver.connection_fields``); ``gateway.connection_inputs`` reads the inputs
 against that declaration, stores only what was declared, answers only that
 (never a secret) and documents the fields of the installed drivers
-(``connection_parameters``) as the operations' parameters.
+(``gateway.driver_loader.connection_parameters``) as the operations' parameters.
+This module holds the declaration's pieces, which the driver protocol names;
+reading a driver's declaration (``declared_fields``) is ``gateway.driver_loader``'s.
 
 The registry keeps a database's connection in five slots (``ConnectionData``),
 so a driver declares a subset of them: ``ip`` (kind ``HOST``), ``port``
@@ -18,12 +20,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 import attrs
-
-if TYPE_CHECKING:
-    from gateway.driver_protocol import Driver
 
 
 class FieldKind(enum.Enum):
@@ -84,11 +82,6 @@ DEFAULT_CONNECTION_FIELDS: tuple[ConnectionField, ...] = (
 """What PostgreSQL declares, and what a driver that declares nothing is taken to need."""
 
 
-def declared_fields(driver: Driver) -> tuple[ConnectionField, ...]:
-    """The driver's connection fields; a driver written before the declaration existed needs the default five."""
-    return tuple(getattr(driver, "connection_fields", DEFAULT_CONNECTION_FIELDS))
-
-
 def declaration_problem(fields: Iterable[ConnectionField]) -> str | None:
     """Why a driver's declaration cannot be served (the registry has five slots), or None."""
     seen: set[str] = set()
@@ -103,20 +96,6 @@ def declaration_problem(fields: Iterable[ConnectionField]) -> str | None:
         if field.secret != (field.name == "password"):
             return "only the connection field 'password' is secret (encrypted at rest), and it must be"
     return None
-
-
-def connection_parameters(drivers: Iterable[Driver]) -> list[ConnectionField]:
-    """Every connection field an installed driver declares, once, in ``SLOTS`` order (for the API description).
-
-    A field is ``required`` when every driver declaring it requires it; its
-    description is the first declaring driver's.
-    """
-    found: dict[str, ConnectionField] = {}
-    for driver in drivers:
-        for field in declared_fields(driver):
-            known = found.get(field.name)
-            found[field.name] = field if known is None else attrs.evolve(known, required=known.required and field.required)
-    return [found[name] for name in SLOTS if name in found]
 
 
 SECRET_PARAMETERS = ("password",)

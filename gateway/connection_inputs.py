@@ -26,9 +26,8 @@ from gateway.connection_fields import (
     ConnectionData,
     ConnectionField,
     FieldKind,
-    connection_parameters,
 )
-from gateway.driver_loader import DriverCatalog
+from gateway.driver_loader import DriverCatalog, connection_parameters
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
 from gateway.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array

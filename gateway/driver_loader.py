@@ -1,19 +1,39 @@
-"""Finding drivers by ``base_type`` through the ``dbgateway.drivers`` entry-point group."""
+"""Finding drivers by ``base_type`` through the ``dbgateway.drivers`` entry-point group; the fields they declare."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
+import attrs
 import structlog
 
 from gateway.config import ConfigError
-from gateway.connection_fields import ConnectionField, declaration_problem, declared_fields
+from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS, SLOTS, ConnectionField, declaration_problem
 from gateway.driver_protocol import Driver
 from gateway.errors import UnsupportedBaseType
 
 ENTRY_POINT_GROUP = "dbgateway.drivers"
+
+
+def declared_fields(driver: Driver) -> tuple[ConnectionField, ...]:
+    """The driver's connection fields; a driver written before the declaration existed needs the default five."""
+    return tuple(getattr(driver, "connection_fields", DEFAULT_CONNECTION_FIELDS))
+
+
+def connection_parameters(drivers: Iterable[Driver]) -> list[ConnectionField]:
+    """Every connection field an installed driver declares, once, in ``SLOTS`` order (for the API description).
+
+    A field is ``required`` when every driver declaring it requires it; its
+    description is the first declaring driver's.
+    """
+    found: dict[str, ConnectionField] = {}
+    for driver in drivers:
+        for field in declared_fields(driver):
+            known = found.get(field.name)
+            found[field.name] = field if known is None else attrs.evolve(known, required=known.required and field.required)
+    return [found[name] for name in SLOTS if name in found]
 
 
 class DriverCatalog:

@@ -26,11 +26,10 @@ from gateway.connection_fields import (
     ConnectionData,
     ConnectionField,
     FieldKind,
-    connection_parameters,
 )
 from gateway.config import GatewayConfig
 from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
-from gateway.driver_loader import DriverCatalog
+from gateway.driver_loader import DriverCatalog, connection_parameters
 from gateway.driver_protocol import PoolLimits
 from gateway.errors import BadRequest
 from gateway.handlers.databases import NewDatabase

@@ -25,8 +25,8 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
-from gateway.connection_fields import SLOTS, declared_fields
-from gateway.driver_loader import ENTRY_POINT_GROUP
+from gateway.connection_fields import SLOTS
+from gateway.driver_loader import ENTRY_POINT_GROUP, declared_fields
 from gateway.driver_protocol import Driver
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (
