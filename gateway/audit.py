@@ -22,19 +22,17 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from gateway.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
+from gateway.getdata_tally import GetDataTally
 from gateway.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
 from gateway.request_tasks import CLIENT_CLOSED_REQUEST
-
-if TYPE_CHECKING:
-    from gateway.metrics import GetDataTally
 
 AUDIT_EVENT = "audit"
 """The ``event`` of every audit entry (``GET /Logs/?event=audit``)."""

@@ -33,7 +33,7 @@ from prometheus_client import (
 )
 
 from gateway.audit import AUDITOR
-from gateway.driver_protocol import CheckedQuery, PoolStats
+from gateway.driver_protocol import PoolStats
 from gateway.errors import (
     AccessDenied,
     DatabaseUnavailable,
@@ -42,6 +42,7 @@ from gateway.errors import (
     RefusalReason,
     TooManyQueries,
 )
+from gateway.getdata_tally import GetDataTally
 from gateway.pool_metrics import PoolCollector
 from gateway.request_tasks import connection_closed
 
@@ -118,33 +119,6 @@ def route_label(request: web.Request) -> str:
 
 def method_label(method: str) -> str:
     return method if method in KNOWN_METHODS else OTHER_METHOD
-
-
-class GetDataTally:
-    """What one GetData request did; the handler fills it in, ``observe_getdata`` records it (metrics, audit)."""
-
-    __slots__ = ("database", "query", "checked", "rows", "bytes", "late_error", "stalled")
-
-    def __init__(self) -> None:
-        self.database: str | None = None
-        """The registered database asked for; None until the name is known to be registered."""
-        self.query: str | None = None
-        """The query text, once read and within ``max_query_bytes``."""
-        self.checked: CheckedQuery | None = None
-        """What the driver's check made of the query (tables read, fingerprint); None until it passed."""
-        self.rows = 0
-        """Rows sent to the client."""
-        self.bytes = 0
-        """Body bytes sent to the client."""
-        self.late_error: BaseException | None = None
-        """An error met after the answer had started (the handler then returns normally)."""
-        self.stalled = False
-        """True when the client stopped reading and the stream was cut (the handler returns normally)."""
-
-    def sent(self, rows_so_far: int, size: int) -> None:
-        """Note a piece of the body written: the rows it brings the total to, and its size in bytes."""
-        self.rows = rows_so_far
-        self.bytes += size
 
 
 class _LabelledChildren:
