@@ -18,7 +18,6 @@ import cattrs
 
 from gateway import config_checks as checks
 from gateway.config_types import field_types, from_text, strict_converter
-from gateway.log_bounds import MIN_LOG_BUFFER_BYTES
 from gateway.registry.location import RegistryKind, RegistryLocation
 
 ENV_PREFIX = "DBGATEWAY_"
@@ -86,7 +85,9 @@ class GatewayConfig:
     """Largest GetData result row, by its size in the database; a larger one answers 422 ``result_too_large``."""
     log_buffer_size: int = attrs.field(default=10_000, validator=checks.positive)
     """Log entries the Logs endpoint can return (a ring buffer)."""
-    log_buffer_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=attrs.validators.ge(MIN_LOG_BUFFER_BYTES))
+    log_buffer_bytes: int = attrs.field(
+        default=8 * 1024 * 1024, validator=attrs.validators.ge(checks.MIN_LOG_BUFFER_BYTES)
+    )
     """Bytes of log entries the ring buffer keeps at most, whatever their number (``gateway.log_ring``)."""
     log_level: str = attrs.field(
         default="info", converter=checks.lowercase, validator=checks.one_of("debug", "info", "warning", "error")

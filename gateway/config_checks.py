@@ -19,6 +19,9 @@ from gateway.registry.postgres_follower import MIN_MAX_STALENESS_SECONDS
 MIN_ADMIN_TOKEN_LENGTH = 16
 """Shortest admin token accepted (configured or read from the file)."""
 
+MIN_LOG_BUFFER_BYTES = 64 * 1024
+"""The smallest ``log_buffer_bytes`` a configuration may set."""
+
 
 def positive(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
     if value <= 0:

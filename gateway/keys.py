@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import structlog
 from aiohttp import web
 
 from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
@@ -10,6 +9,7 @@ from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.log_ring import LogRing
+from gateway.logbook import LOGGER as LOGGER  # defined beside Loggers: the library log bridge reads it
 from gateway.logbook import FixedEventLogger, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
@@ -22,7 +22,6 @@ ADMIN_TOKEN = web.AppKey("admin_token", str)
 REGISTRY = web.AppKey("registry", Registry)
 DRIVERS = web.AppKey("drivers", DriverCatalog)
 POOLS = web.AppKey("pools", DatabasePools)
-LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
 REQUEST_LOG = web.AppKey("request_log", FixedEventLogger)
 """The fast path of ``LOGGER`` for the access line every request writes."""
 LOG_RING = web.AppKey("log_ring", LogRing)
@@ -30,4 +29,4 @@ REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
 REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (``gateway.middlewares``), sent back in ``X-Request-Id``."""
-# AUDITOR, LOG_SIBLINGS, METRICS and REQUEST_TASKS are imported above, each from beside its class.
+# AUDITOR, LOG_SIBLINGS, LOGGER, METRICS and REQUEST_TASKS are imported above, each from beside its class.

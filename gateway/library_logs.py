@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from gateway.keys import LOGGER
 from gateway.log_bounds import LIBRARY_MESSAGE_CHARS, shortened, shortened_traceback
+from gateway.logbook import LOGGER
 
 LIBRARY_LOGGERS = ("aiohttp", "asyncio")
 """The standard-library loggers whose records join the gateway's log."""

@@ -43,9 +43,6 @@ LIBRARY_MESSAGE_CHARS = 1024
 LIBRARY_EXCEPTION_CHARS = 4096
 """The most of a ``library_log`` entry's traceback: its head and its last lines, where the error is named."""
 
-MIN_LOG_BUFFER_BYTES = 64 * 1024
-"""The smallest ``log_buffer_bytes`` a configuration may set."""
-
 
 def shortened(text: str, limit: int) -> tuple[str, int | None]:
     """``(text, None)`` when it has at most ``limit`` characters, else ``(its first limit, its length)``."""

@@ -24,6 +24,7 @@ from typing import Any, Protocol, TextIO
 import attrs
 import orjson
 import structlog
+from aiohttp import web
 
 from gateway.log_ring import LogLevel, LogRing
 from gateway.log_stream import held_lines_for
@@ -333,6 +334,10 @@ class Loggers:
     """The structlog logger: any event, any level."""
     fixed: FixedEventLogger
     """The same output, for the events every request writes."""
+
+
+LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
+"""Where the app keeps its ``Loggers.structured`` (re-exported by ``gateway.keys``; ``gateway.library_logs`` reads it)."""
 
 
 def make_loggers(

@@ -27,12 +27,7 @@ import orjson
 
 from gateway.driver_protocol import ColumnInfo, QueryResult, Row
 from gateway.errors import InternalError
-
-SLICE_BYTES = 4 * 1024 * 1024
-"""About how many bytes of rows are encoded between two returns to the event loop, and joined into one chunk."""
-
-SLICE_ROWS = 250
-"""The most rows encoded at once: small rows encode ~250 in well under a millisecond."""
+from gateway.row_slices import SLICE_BYTES, rows_per_slice
 
 
 @attrs.frozen
@@ -44,17 +39,6 @@ class RowEncoding:
     or more complete rows."""
     separator: bytes
     """What goes between two encoded pieces of rows, as the comma does between JSON objects."""
-
-
-def rows_per_slice(widest_row_bytes: int) -> int:
-    """Rows to cast or encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to ``SLICE_ROWS``.
-
-    ``widest_row_bytes`` is the widest row encoded so far (0 before the first). A driver that casts its rows
-    in slices (PostgreSQL's) sizes them the same way.
-    """
-    if widest_row_bytes == 0:
-        return SLICE_ROWS
-    return max(1, min(SLICE_ROWS, SLICE_BYTES // widest_row_bytes))
 
 
 def unique_column_names(names: Sequence[str]) -> list[str]:

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from gateway.log_bounds import LOGGED_PATH_CHARS, MIN_LOG_BUFFER_BYTES, UNAUTHORISED_QUERY_CHARS
+from gateway.config_checks import MIN_LOG_BUFFER_BYTES
+from gateway.log_bounds import LOGGED_PATH_CHARS, UNAUTHORISED_QUERY_CHARS
 from gateway.log_ring import LogLevel, LogQuery, LogRing
 from gateway.log_sharing import merge_newest
 from support import GatewayFactory, admin_headers, database_from, grant, read_logs, register_database, user_headers
