@@ -1,1 +1,1 @@
-"""Database backends shipped with dbgateway; each one implements `gateway.driver_protocol.Driver`."""
+"""Database backends shipped with dbgateway; each one implements `gateway.contract.driver_protocol.Driver`."""

@@ -13,7 +13,7 @@ from gateway.audit import AUDITOR, Auditor
 from gateway.audit_file import AuditFile
 from gateway.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
-from gateway.driver_protocol import PoolLimits
+from gateway.contract.driver_protocol import PoolLimits
 from gateway.keys import (
     ADMIN_TOKEN,
     CONFIG,

@@ -5,7 +5,7 @@ connection fields as one input group (``new_connection``, ``connection_changes``
 ``gateway.parameters``): ``read_new_connection`` and ``read_connection_changes``
 are the only places that read them, and ``new_connection_parameters`` /
 ``connection_change_parameters`` the only place the OpenAPI document gets them
-from (the installed drivers' declarations, ``gateway.connection_fields``). A
+from (the installed drivers' declarations, ``gateway.contract.connection_fields``). A
 field the chosen driver does not declare is 400 naming the fields it does; only
 the declared fields are stored, and ``database_data`` answers only those (never
 a secret). A secret input (``SECRET_PARAMETERS``) goes to the log redactor
@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from gateway.connection_fields import (
+from gateway.contract.connection_fields import (
     DEFAULT_CONNECTION_FIELDS,
     SECRET_PARAMETERS,
     SLOTS,

@@ -10,8 +10,8 @@ import attrs
 import structlog
 
 from gateway.config import ConfigError
-from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS, SLOTS, ConnectionField, declaration_problem
-from gateway.driver_protocol import Driver
+from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS, SLOTS, ConnectionField, declaration_problem
+from gateway.contract.driver_protocol import Driver
 from gateway.errors import UnsupportedBaseType
 
 ENTRY_POINT_GROUP = "dbgateway.drivers"

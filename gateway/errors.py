@@ -1,7 +1,7 @@
 """Every error the gateway answers with, as an exception that carries its status.
 
 Handlers and drivers raise these; a driver raises only the ones its protocol
-names (``gateway.driver_protocol``) and never chooses a status: each class
+names (``gateway.contract.driver_protocol``) and never chooses a status: each class
 carries its own, so every status is decided here once. One middleware (`gateway.middlewares`) turns
 them into the contract's body::
 

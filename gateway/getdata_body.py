@@ -25,7 +25,7 @@ from contextlib import AbstractAsyncContextManager
 
 from aiohttp import HttpVersion11, web
 
-from gateway.driver_protocol import QueryResult
+from gateway.contract.driver_protocol import QueryResult
 from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
 from gateway.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.getdata_tally import GetDataTally

@@ -8,7 +8,7 @@ can read it without importing the other.
 
 from __future__ import annotations
 
-from gateway.driver_protocol import CheckedQuery
+from gateway.contract.driver_protocol import CheckedQuery
 
 
 class GetDataTally:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import structlog
 
-from gateway.driver_protocol import CatalogTable, TableRef
+from gateway.contract.driver_protocol import CatalogTable, TableRef
 from gateway.registry import TableRecord
 
 WARNING_EVENT = "inheritance_children_not_granted"

@@ -33,7 +33,7 @@ from prometheus_client import (
 )
 
 from gateway.audit import AUDITOR
-from gateway.driver_protocol import PoolStats
+from gateway.contract.driver_protocol import PoolStats
 from gateway.errors import (
     AccessDenied,
     DatabaseUnavailable,

@@ -14,7 +14,7 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from gateway.driver_protocol import ACQUIRE_WAIT_BUCKETS, PoolStats
+from gateway.contract.driver_protocol import ACQUIRE_WAIT_BUCKETS, PoolStats
 
 
 class PoolCollector(Collector):

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import structlog
 
-from gateway.background import keep_running
+from gateway.contract.background import keep_running
 from gateway.driver_loader import DriverCatalog
-from gateway.driver_protocol import DatabasePool, PoolLimits, PoolStats
+from gateway.contract.driver_protocol import DatabasePool, PoolLimits, PoolStats
 from gateway.errors import DatabaseUnavailable, UpstreamRefused
 from gateway.registry import DatabaseRecord
 

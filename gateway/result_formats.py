@@ -35,7 +35,7 @@ from typing import Any
 import attrs
 import orjson
 
-from gateway.driver_protocol import ColumnInfo
+from gateway.contract.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.responses import GETDATA_CONTENT_TYPE
 from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks

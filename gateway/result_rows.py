@@ -25,9 +25,9 @@ from typing import Any
 import attrs
 import orjson
 
-from gateway.driver_protocol import ColumnInfo, QueryResult, Row
+from gateway.contract.driver_protocol import ColumnInfo, QueryResult, Row
 from gateway.errors import InternalError
-from gateway.row_slices import SLICE_BYTES, rows_per_slice
+from gateway.contract.row_slices import SLICE_BYTES, rows_per_slice
 
 
 @attrs.frozen

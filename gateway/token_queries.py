@@ -20,9 +20,9 @@ import collections
 import contextlib
 from collections.abc import AsyncIterator
 
-from gateway.driver_protocol import lingering_reported_to
+from gateway.contract.driver_protocol import lingering_reported_to
 from gateway.errors import TooManyQueries
-from gateway.waiting import wait_at_most
+from gateway.contract.waiting import wait_at_most
 
 QueryKey = tuple[str, str]
 """``(token hash, local database name)``."""

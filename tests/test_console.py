@@ -150,7 +150,7 @@ def read_terminal_until(descriptor: int, wanted: str, seconds: float = 20.0) -> 
 
 
 AARDVARK_DRIVER = """
-from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
+from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
 from gateway.errors import DatabaseUnavailable
 
 

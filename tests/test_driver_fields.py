@@ -21,7 +21,7 @@ from aiohttp.test_utils import TestClient
 
 from drivers.postgres import PostgresDriver, PostgresPool
 from gateway import driver_loader
-from gateway.connection_fields import (
+from gateway.contract.connection_fields import (
     DEFAULT_CONNECTION_FIELDS,
     ConnectionData,
     ConnectionField,
@@ -30,7 +30,7 @@ from gateway.connection_fields import (
 from gateway.config import GatewayConfig
 from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
 from gateway.driver_loader import DriverCatalog, connection_parameters
-from gateway.driver_protocol import PoolLimits
+from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import BadRequest
 from gateway.handlers.databases import NewDatabase
 from gateway.inputs import RequestInputs

@@ -20,7 +20,7 @@ from drivers.postgres.query_errors import CanceledStatementLogFilter
 from drivers.postgres.query_runner import run_query
 from drivers.postgres.row_bounds import FETCH_BUDGET_BYTES, MIN_ROW_CAP_BYTES
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
-from gateway.driver_protocol import PoolLimits, QueryResult
+from gateway.contract.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 from gateway.result_rows import EncodedRows, unique_column_names
 from support import connect, dsn_under_test, run_sql, wait_until

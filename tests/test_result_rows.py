@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 import orjson
 import pytest
 
-from gateway.driver_protocol import ColumnInfo, Row
+from gateway.contract.driver_protocol import ColumnInfo, Row
 from gateway.errors import InternalError
 from gateway.result_formats import CSV, NDJSON
 from gateway.result_rows import JSON_ROWS, EncodedRows, RowEncoding

@@ -37,8 +37,8 @@ from drivers.postgres.guard.rules.function_policy import denial_reason, normaliz
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.query_errors import CanceledStatementLogFilter
-from gateway.connection_fields import DEFAULT_CONNECTION_FIELDS
-from gateway.driver_protocol import ConnectionData, ConnectionField, PoolLimits
+from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
+from gateway.contract.driver_protocol import ConnectionData, ConnectionField, PoolLimits
 
 __all__ = ["OPTION_NAMES", "PostgresDriver", "PostgresPool"]
 

@@ -17,7 +17,7 @@ import asyncio
 import collections
 
 from gateway.errors import DatabaseUnavailable
-from gateway.waiting import wait_at_most
+from gateway.contract.waiting import wait_at_most
 
 
 class BackendSlots:

@@ -40,8 +40,8 @@ from typing import Any
 
 import psycopg2._psycopg
 
-from gateway.background import keep_running
-from gateway.waiting import wait_until
+from gateway.contract.background import keep_running
+from gateway.contract.waiting import wait_until
 
 _libpq = ctypes.CDLL(psycopg2._psycopg.__file__)  # dlsym through the extension finds the libpq it links
 _libpq.PQgetCancel.restype = ctypes.c_void_p

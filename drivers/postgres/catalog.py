@@ -9,7 +9,7 @@ Materialized views have columns here too, unlike in information_schema.
 
 from __future__ import annotations
 
-from gateway.driver_protocol import CatalogTable, ColumnInfo, TableKind
+from gateway.contract.driver_protocol import CatalogTable, ColumnInfo, TableKind
 
 RELATION_KINDS = {
     "r": TableKind.TABLE,

@@ -20,10 +20,10 @@ import aiopg
 import psycopg2
 
 from drivers.postgres.backend_slots import BackendSlots
-from gateway.background import keep_running
-from gateway.driver_protocol import AcquireWaitTally
+from gateway.contract.background import keep_running
+from gateway.contract.driver_protocol import AcquireWaitTally
 from gateway.errors import DatabaseUnavailable
-from gateway.waiting import wait_at_most
+from gateway.contract.waiting import wait_at_most
 
 
 def first_line(exc: BaseException) -> str:

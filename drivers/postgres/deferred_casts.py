@@ -33,7 +33,7 @@ from typing import Any
 import psycopg2.extensions as pg_ext
 
 from drivers.postgres.typecasters import PYTHON_CASTS, TEXT_CASTER, keep_text
-from gateway.driver_protocol import Row
+from gateway.contract.driver_protocol import Row
 
 Finish = Callable[[list[Row]], list[Row]]
 """Rows read with ``read_as_text`` in, the same rows cast as the connection's casters would have out."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.driver_protocol import Row
+from gateway.contract.driver_protocol import Row
 
 
 def cast_missed_arrays(rows: list[Row], positions: Sequence[tuple[int, Any]], raw_cursor: Any) -> list[Row]:

@@ -40,7 +40,7 @@ from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_g
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
-from gateway.driver_protocol import (
+from gateway.contract.driver_protocol import (
     AcquireWaitTally,
     CatalogTable,
     ColumnInfo,
@@ -100,7 +100,7 @@ def describe_connection_error(error: BaseException) -> str:
 
 
 class PostgresPool:
-    """Implements ``gateway.driver_protocol.DatabasePool`` for one PostgreSQL database."""
+    """Implements ``gateway.contract.driver_protocol.DatabasePool`` for one PostgreSQL database."""
 
     def __init__(
         self,

@@ -15,7 +15,7 @@ import psycopg2
 import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections import first_line
-from gateway.driver_protocol import PoolLimits
+from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import DatabaseUnavailable, GatewayError, QueryFailed, QueryTimeout
 
 _UNAVAILABLE_SQLSTATE_PREFIXES = ("08", "53", "57P", "58")

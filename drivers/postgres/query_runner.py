@@ -65,10 +65,10 @@ from drivers.postgres.missed_arrays import cast_missed_arrays
 from drivers.postgres import statements
 from drivers.postgres.runaways import RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, adopt_result_types
-from gateway.background import keep_running, retrieve_outcome
-from gateway.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
+from gateway.contract.background import keep_running, retrieve_outcome
+from gateway.contract.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
 from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
-from gateway.waiting import wait_until
+from gateway.contract.waiting import wait_until
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""

@@ -13,7 +13,7 @@ the statement on the psycopg2 cursor, and lets aiopg's reader callback
 (``_ready``, registered on the socket for the connection's life) drive it:
 that callback completes the waiter when the result is in, or fails it with the
 database's error (a server-side cancel arrives as ``QueryCanceledError``, not
-as aiopg's ``CancelledError``). ``gateway.waiting.wait_until`` waits for the
+as aiopg's ``CancelledError``). ``gateway.contract.waiting.wait_until`` waits for the
 waiter or a deadline without ever cancelling it, so a request that is cancelled
 leaves the statement in flight for the runner to cancel on the server. ``forget`` clears
 the connection's waiter once its outcome is read, so aiopg's own calls (the

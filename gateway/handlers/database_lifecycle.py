@@ -11,10 +11,10 @@ import attrs
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.connection_fields import SLOTS
+from gateway.contract.connection_fields import SLOTS
 from gateway.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
 from gateway.driver_loader import connection_parameters
-from gateway.driver_protocol import CatalogTable
+from gateway.contract.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.keys import AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY

@@ -7,7 +7,7 @@ from aiohttp import web
 
 from gateway import errors
 from gateway.audit import AdminAction
-from gateway.connection_fields import ConnectionData
+from gateway.contract.connection_fields import ConnectionData
 from gateway.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
 from gateway.errors import BadRequest, DatabaseExists
 from gateway.keys import AUDITOR, DRIVERS, POOLS, REGISTRY

@@ -21,7 +21,7 @@ unchanged and means the same:
   take ``fernet:...`` for a password and fail to connect, so upgrade every
   gateway sharing a file before configuring a key.
 - ``host``, ``port``, ``database``, ``username`` and ``password`` of a database
-  are present only when its driver declares them (``gateway.connection_fields``);
+  are present only when its driver declares them (``gateway.contract.connection_fields``);
   PostgreSQL declares all five, so its databases are written as before. A
   gateway that predates the declarations refuses a file holding a database
   without one of them (a missing field), never misreads it.
@@ -35,7 +35,7 @@ import attrs
 import cattrs
 import orjson
 
-from gateway.connection_fields import SLOTS
+from gateway.contract.connection_fields import SLOTS
 from gateway.registry.models import FORMAT_VERSION, DatabaseRecord, RegistryState, TableAddress, TableRecord
 from gateway.registry.secrets_at_rest import PasswordCipher, PasswordDecryptionError
 

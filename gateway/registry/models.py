@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from gateway.driver_protocol import CatalogTable, ConnectionData
+from gateway.contract.driver_protocol import CatalogTable, ConnectionData
 from gateway.errors import BadRequest, DatabaseExists, DatabaseNotFound, TableExists, TableNotFound
 
 FORMAT_VERSION = 1
@@ -35,7 +35,7 @@ class TableAddress:
 class DatabaseRecord:
     """A registered database.
 
-    The connection fields are those its driver declared (``gateway.connection_fields``);
+    The connection fields are those its driver declared (``gateway.contract.connection_fields``);
     the others are None and are neither stored nor answered. Keyword-only so
     that the stored layout keeps today's key order.
     """

@@ -25,9 +25,9 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
-from gateway.connection_fields import SLOTS
+from gateway.contract.connection_fields import SLOTS
 from gateway.driver_loader import ENTRY_POINT_GROUP, declared_fields
-from gateway.driver_protocol import Driver
+from gateway.contract.driver_protocol import Driver
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (
     OTHER_TOKEN, USER_TOKEN, admin_headers, error_of, get_data, grant, register, rows_of, running_gateway,

@@ -43,7 +43,7 @@ from drivers.postgres.guard.child import LENGTH_BYTES, framed
 from drivers.postgres.guard.model.catalog import Catalog
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.sql_guard import ParsedQuery, raise_refusal
-from gateway.background import retrieve_outcome
+from gateway.contract.background import retrieve_outcome
 from gateway.errors import QueryRejected, RefusalReason
 
 LONG_TEXT_CHARS = MAX_CACHED_QUERY_CHARS

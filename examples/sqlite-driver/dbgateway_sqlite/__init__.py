@@ -31,7 +31,7 @@ import structlog
 
 from dbgateway_sqlite.grants import FOLDER
 from dbgateway_sqlite.pool import SQLitePool
-from gateway.driver_protocol import ConnectionData, ConnectionField, FieldKind, PoolLimits
+from gateway.contract.driver_protocol import ConnectionData, ConnectionField, FieldKind, PoolLimits
 
 __all__ = ["FOLDER", "SQLiteDriver", "SQLitePool", "database_file"]
 

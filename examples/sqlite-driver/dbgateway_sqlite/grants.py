@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from gateway.driver_protocol import TableRef
+from gateway.contract.driver_protocol import TableRef
 from gateway.errors import QueryFailed, QueryRejected, RefusalReason
 
 FOLDER = "main"

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import structlog
 
 from dbgateway_sqlite.grants import FOLDER, GrantsAuthorizer, SQLiteQuery, check_statement, names_in_file
-from gateway.driver_protocol import (
+from gateway.contract.driver_protocol import (
     AcquireWaitTally,
     CatalogTable,
     ColumnInfo,
@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 
 class SQLitePool:
-    """Implements ``gateway.driver_protocol.DatabasePool`` for one SQLite file."""
+    """Implements ``gateway.contract.driver_protocol.DatabasePool`` for one SQLite file."""
 
     def __init__(
         self, path: Path, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger, directory: Path | None

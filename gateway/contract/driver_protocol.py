@@ -6,7 +6,7 @@ A driver is found by its ``base_type`` (the AddDatabase parameter) through the
 protocols below, so a new backend never needs an edit in ``gateway/``.
 
 A driver owns only its database. It declares its connection fields
-(``Driver.connection_fields``; ``gateway.connection_fields`` checks inputs,
+(``Driver.connection_fields``; ``gateway.contract.connection_fields`` checks inputs,
 stores and answers them), checks and runs queries, and hands over rows as
 Python values (``QueryResult.batches``); the gateway makes column names
 unique, encodes every result format, counts rows and applies the row limit
@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import attrs
 import structlog
 
-from gateway.connection_fields import ConnectionData, ConnectionField, FieldKind
+from gateway.contract.connection_fields import ConnectionData, ConnectionField, FieldKind
 
 __all__ = [
     "ACQUIRE_WAIT_BUCKETS",
@@ -329,7 +329,7 @@ class Driver(Protocol):
 
     connection_fields: tuple[ConnectionField, ...]
     """The AddDatabase parameters its databases need, a subset of ``ip``, ``port``, ``database``, ``username``,
-    ``password`` (``gateway.connection_fields``). The gateway refuses any other, requires the required ones,
+    ``password`` (``gateway.contract.connection_fields``). The gateway refuses any other, requires the required ones,
     and hands ``open_pool`` a ``ConnectionData`` holding only these (None elsewhere). A driver without the
     attribute is taken to need all five, as PostgreSQL does."""
 
