@@ -8,10 +8,10 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from gateway.admin_token import resolve_admin_token
+from gateway.settings.admin_token import resolve_admin_token
 from gateway.audit import AUDITOR, Auditor
 from gateway.audit_file import AuditFile
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.keys import (

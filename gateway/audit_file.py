@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from gateway.config import ConfigError
+from gateway.settings.config import ConfigError
 from gateway.logbook import utc_timestamp
 
 FILE_MODE = 0o600

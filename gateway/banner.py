@@ -15,8 +15,8 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
-from gateway.admin_token import ADMIN_TOKEN_FILE
-from gateway.config import LoadedConfig
+from gateway.settings.admin_token import ADMIN_TOKEN_FILE
+from gateway.settings.config import LoadedConfig
 from gateway.keys import DRIVERS, LOG_RING, LOGGER
 from gateway.log_ring import LogLevel, LogQuery
 from gateway.logbook import wants_console

@@ -17,7 +17,7 @@ from pathlib import Path
 from gateway import __version__
 from gateway.app import create_app
 from gateway.banner import announce
-from gateway.config import ConfigError, LoadedConfig, load_settings
+from gateway.settings.config import ConfigError, LoadedConfig, load_settings
 from gateway.config_command import run_config_command
 from gateway.key_commands import add_key_commands, run_key_command
 from gateway.keys import LOGGER

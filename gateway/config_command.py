@@ -30,7 +30,7 @@ import attrs
 import orjson
 import structlog
 
-from gateway.config import SECRET_SETTINGS, LoadedConfig
+from gateway.settings.config import SECRET_SETTINGS, LoadedConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.logbook import REDACTED, SecretRedactor
 

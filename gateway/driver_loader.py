@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import structlog
 
-from gateway.config import ConfigError
+from gateway.settings.config import ConfigError
 from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS, SLOTS, ConnectionField, declaration_problem
 from gateway.contract.driver_protocol import Driver
 from gateway.errors import UnsupportedBaseType

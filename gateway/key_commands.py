@@ -17,7 +17,7 @@ from typing import Any
 
 from cryptography.fernet import Fernet
 
-from gateway.config import ConfigError, load_config
+from gateway.settings.config import ConfigError, load_config
 from gateway.registry import RegistryLoadError, RegistryRefused, RegistryUnreachable, open_registry
 from gateway.registry.secrets_at_rest import generate_key
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from gateway.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.log_ring import LogRing

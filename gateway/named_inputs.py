@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from gateway.config import MAX_USER_TOKEN_LENGTH
+from gateway.settings.config import MAX_USER_TOKEN_LENGTH
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs, table_identification
 from gateway.parameters import DocumentContext, Parameter, ReadContext, parameter, parameter_group, required_text

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from gateway import errors
 from gateway.auth import require_admin, require_user_token
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.inputs import read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY
 from gateway.parameters import ReadContext, read_declared

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.config import POSTGRESQL_NEEDS_KEY, ConfigError, load_config
+from gateway.settings.config import POSTGRESQL_NEEDS_KEY, ConfigError, load_config
 from gateway.registry import (
     RegistryKind,
     RegistryLoadError,

@@ -32,7 +32,7 @@ import structlog
 from aiohttp import web
 
 from gateway.app import server_options
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.keys import CONFIG, LOGGER, REQUEST_TASKS
 from gateway.log_stream import flush_held_lines
 

@@ -43,7 +43,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.keys import LOG_RING
 from gateway.log_sharing import share_logs
 from gateway.log_stream import flush_held_lines

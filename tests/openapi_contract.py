@@ -29,7 +29,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations

@@ -28,7 +28,7 @@ import psycopg2
 import psycopg2.extensions
 from aiohttp.test_utils import TestClient
 
-from gateway.config import GatewayConfig, structure_config
+from gateway.settings.config import GatewayConfig, structure_config
 from gateway.keys import CONFIG
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"

@@ -27,7 +27,7 @@ from gateway.contract.connection_fields import (
     ConnectionField,
     FieldKind,
 )
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
 from gateway.driver_loader import DriverCatalog, connection_parameters
 from gateway.contract.driver_protocol import PoolLimits

@@ -8,7 +8,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from gateway.config import ConfigError
+from gateway.settings.config import ConfigError
 from support import (
     GatewayFactory,
     admin_headers,

@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.config import load_config
+from gateway.settings.config import load_config
 from support import (
     ADMIN_TOKEN,
     admin_headers,

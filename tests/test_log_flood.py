@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from gateway.config_checks import MIN_LOG_BUFFER_BYTES
+from gateway.settings.config_checks import MIN_LOG_BUFFER_BYTES
 from gateway.log_bounds import LOGGED_PATH_CHARS, UNAUTHORISED_QUERY_CHARS
 from gateway.log_ring import LogLevel, LogQuery, LogRing
 from gateway.log_sharing import merge_newest

@@ -11,7 +11,7 @@ from openapi_spec_validator import validate
 
 import gateway
 from gateway import errors
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations

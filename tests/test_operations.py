@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient
 
 from drivers.postgres import OPTION_NAMES, PostgresDriver
 from drivers.postgres.guard.policy import GuardLimits
-from gateway.config import ENV_PREFIX, GatewayConfig
+from gateway.settings.config import ENV_PREFIX, GatewayConfig
 from support import create_database, drop_database, grant, register_database
 
 OPERATIONS_PAGE = Path(__file__).resolve().parent.parent / "docs" / "operations.md"

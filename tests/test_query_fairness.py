@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.guard.sql_guard import ParsedQuery
-from gateway.config import ConfigError, structure_config
+from gateway.settings.config import ConfigError, structure_config
 from gateway.contract.driver_protocol import ConnectionData, PoolLimits
 from gateway.errors import DatabaseUnavailable, QueryTimeout
 from support import (

@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet
 
-from gateway.config import ConfigError, load_config
+from gateway.settings.config import ConfigError, load_config
 from gateway.keys import REGISTRY
 from gateway.registry import RegistryLoadError, RegistryState
 from gateway.registry.file_format import load_registry

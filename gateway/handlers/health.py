@@ -23,7 +23,7 @@ import orjson
 from aiohttp import web
 
 from gateway.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
-from gateway.config import GatewayConfig
+from gateway.settings.config import GatewayConfig
 from gateway.errors import BadRequest, DatabaseUnavailable, GatewayError
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
 from gateway.metrics import EXPOSITION_CONTENT_TYPE

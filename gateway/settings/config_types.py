@@ -2,7 +2,7 @@
 
 A file's values keep their type, so ``statement_timeout = true`` or ``row_limit = "100"``
 is refused rather than coerced to 1 s or 100. Environment variables are text: ``parse_bool``
-and ``gateway.config`` read them as the setting's type first. Error messages say what kind
+and ``gateway.settings.config`` read them as the setting's type first. Error messages say what kind
 of value was found, never the value itself (it may be a secret).
 """
 

@@ -16,8 +16,8 @@ from typing import Any
 import attrs
 import cattrs
 
-from gateway import config_checks as checks
-from gateway.config_types import field_types, from_text, strict_converter
+from gateway.settings import config_checks as checks
+from gateway.settings.config_types import field_types, from_text, strict_converter
 from gateway.registry.location import RegistryKind, RegistryLocation
 
 ENV_PREFIX = "DBGATEWAY_"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import structlog
 
-from gateway.config import ConfigError, GatewayConfig
-from gateway.config_checks import MIN_ADMIN_TOKEN_LENGTH
+from gateway.settings.config import ConfigError, GatewayConfig
+from gateway.settings.config_checks import MIN_ADMIN_TOKEN_LENGTH
 
 ADMIN_TOKEN_FILE = "admin_token"
 

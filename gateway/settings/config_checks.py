@@ -2,7 +2,7 @@
 
 Each raises ``ValueError`` naming the setting and what it must be; a value that
 may be a secret (``admin_token``, ``secret_key``, ``registry_url``) is never
-repeated in the message. ``gateway.config`` turns the error into the one
+repeated in the message. ``gateway.settings.config`` turns the error into the one
 sentence ``ConfigError`` says.
 """
 
