@@ -39,7 +39,7 @@ from gateway.parameters import DocumentContext
 from gateway.pools import DatabasePools
 from gateway.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
-from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
+from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
 
 

@@ -26,13 +26,13 @@ from typing import Any
 
 from aiohttp import web
 
-from gateway.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
+from gateway.request.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
 from gateway.getdata_tally import GetDataTally
 from gateway.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
-from gateway.request_tasks import CLIENT_CLOSED_REQUEST
+from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST
 
 AUDIT_EVENT = "audit"
 """The ``event`` of every audit entry (``GET /Logs/?event=audit``)."""

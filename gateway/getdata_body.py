@@ -30,7 +30,7 @@ from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
 from gateway.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.getdata_tally import GetDataTally
 from gateway.keys import CONFIG, LOGGER
-from gateway.responses import getdata_media_type
+from gateway.request.responses import getdata_media_type
 from gateway.result_formats import JSON, ResultFormat
 from gateway.result_rows import EncodedRows
 

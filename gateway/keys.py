@@ -14,7 +14,7 @@ from gateway.logbook import FixedEventLogger, SecretRedactor
 from gateway.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
 from gateway.pools import DatabasePools
 from gateway.registry import Registry
-from gateway.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
+from gateway.request.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
 from gateway.token_queries import TokenQueryLimiter
 
 CONFIG = web.AppKey("config", GatewayConfig)

@@ -7,14 +7,14 @@ from collections.abc import Callable
 import attrs
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, hash_user_token, header_token, require_admin
+from gateway.request.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, hash_user_token, header_token, require_admin
 from gateway.errors import TokenRequired
 from gateway.keys import ADMIN_TOKEN, REGISTRY
 from gateway.openapi_schemas import Component, success_object
 from gateway.operations import ACCESS_DENIED, BAD_INPUT, TOKEN_REQUIRED
 from gateway.parameters import parameter
 from gateway.registry import RegistryState
-from gateway.responses import success
+from gateway.request.responses import success
 
 NAME_LIST_ANSWER = Component(
     "NameList", {"description": "Sorted local names.", **success_object(List={"type": "array", "items": {"type": "string"}})}

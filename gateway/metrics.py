@@ -44,7 +44,7 @@ from gateway.errors import (
 )
 from gateway.getdata_tally import GetDataTally
 from gateway.pool_metrics import PoolCollector
-from gateway.request_tasks import connection_closed
+from gateway.request.request_tasks import connection_closed
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The content type of ``GET /metrics`` (Prometheus text format)."""

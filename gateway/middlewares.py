@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from gateway.auth import (
+from gateway.request.auth import (
     ADMIN_TOKEN_HEADERS,
     USER_TOKEN_HEADERS,
     hashes_kept_for_the_request,
@@ -37,8 +37,8 @@ from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUES
 from gateway.log_bounds import shortened_path
 from gateway.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request
-from gateway.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
-from gateway.responses import error_response
+from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
+from gateway.request.responses import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

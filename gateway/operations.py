@@ -20,7 +20,7 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.auth import require_admin, require_user_token
+from gateway.request.auth import require_admin, require_user_token
 from gateway.settings.config import GatewayConfig
 from gateway.inputs import read_inputs
 from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY

@@ -17,7 +17,7 @@ from aiohttp.web_request import BaseRequest
 from aiohttp.web_response import StreamResponse
 
 from gateway.errors import GatewayError
-from gateway.responses import error_response
+from gateway.request.responses import error_response
 
 _REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (http_exceptions.LineTooLong, "a line of the request (its first line or a header) is too long"),

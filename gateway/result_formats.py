@@ -37,7 +37,7 @@ import orjson
 
 from gateway.contract.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
-from gateway.responses import GETDATA_CONTENT_TYPE
+from gateway.request.responses import GETDATA_CONTENT_TYPE
 from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
 
 CSV_CONTENT_TYPE = "text/csv"

@@ -18,7 +18,7 @@ from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.audit_file import AuditFile
-from gateway.auth import token_fingerprint
+from gateway.request.auth import token_fingerprint
 from gateway.keys import REGISTRY
 from support import (
     ADMIN_TOKEN,

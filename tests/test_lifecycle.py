@@ -13,7 +13,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from gateway.auth import hash_user_token, token_fingerprint
+from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.keys import REGISTRY
 from support import (
     ADMIN_TOKEN,

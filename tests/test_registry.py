@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from gateway.auth import hash_user_token, hashes_kept_for_the_request
+from gateway.request.auth import hash_user_token, hashes_kept_for_the_request
 from gateway.registry import FileRegistryStore, RegistryLoadError, one_look_per_request
 from gateway_processes import GatewayProcess, answer
 from support import (

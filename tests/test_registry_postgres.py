@@ -21,7 +21,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet
 
-from gateway.auth import hash_user_token
+from gateway.request.auth import hash_user_token
 from gateway.registry.file_format import dump_registry, load_registry
 from gateway.registry.postgres_follower import VERSION_CHECK_SECONDS
 from gateway.registry.secrets_at_rest import PasswordCipher

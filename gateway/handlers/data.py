@@ -16,7 +16,7 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.auth import hash_user_token
+from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, PayloadTooLarge
 from gateway.getdata_answers import GETDATA_ANSWER
 from gateway.getdata_body import answer

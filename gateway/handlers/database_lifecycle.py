@@ -33,7 +33,7 @@ from gateway.operations import (
 )
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.registry.models import DatabaseRemoval
-from gateway.responses import success
+from gateway.request.responses import success
 
 
 @attrs.frozen(kw_only=True)

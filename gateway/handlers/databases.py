@@ -28,7 +28,7 @@ from gateway.operations import (
 )
 from gateway.parameters import ReadContext, parameter, required_text
 from gateway.registry import DatabaseRecord, RegistryState
-from gateway.responses import success
+from gateway.request.responses import success
 
 
 def valid_name(name: str, text: str | None, context: ReadContext) -> str:

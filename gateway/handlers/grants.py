@@ -8,7 +8,7 @@ import attrs
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.auth import hash_user_token, token_fingerprint
+from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import find_table
 from gateway.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
@@ -24,7 +24,7 @@ from gateway.operations import (
     json_answer,
 )
 from gateway.registry import RegistryState, TableAddress, TableRecord
-from gateway.responses import success
+from gateway.request.responses import success
 
 INHERITANCE_CHECK_SECONDS = 2.0
 """How long a grant waits for the table's database to list inheritance children before skipping the warning."""

@@ -22,7 +22,7 @@ import attrs
 import orjson
 from aiohttp import web
 
-from gateway.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
+from gateway.request.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
 from gateway.settings.config import GatewayConfig
 from gateway.errors import BadRequest, DatabaseUnavailable, GatewayError
 from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
@@ -31,7 +31,7 @@ from gateway.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Compone
 from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer, registry_stale
 from gateway.parameters import ReadContext, parameter
 from gateway.registry import DatabaseRecord, RegistryStatus
-from gateway.responses import JSON_CONTENT_TYPE, success
+from gateway.request.responses import JSON_CONTENT_TYPE, success
 
 PROBE_TIMEOUT_SECONDS = 2.0
 """How long ``/readyz?databases=1`` waits for each database (they are probed concurrently)."""

@@ -15,7 +15,7 @@ from aiohttp import web
 from gateway import __version__
 from gateway.openapi_schemas import HTML, JSON, Component, closed_object, success_object
 from gateway.operations import Access, Answer, Operation
-from gateway.responses import JSON_CONTENT_TYPE
+from gateway.request.responses import JSON_CONTENT_TYPE
 
 LINKS = {
     "openapi": "/openapi.json",

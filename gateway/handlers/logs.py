@@ -19,7 +19,7 @@ from gateway.log_ring import LogLevel, LogQuery
 from gateway.openapi_schemas import Component, any_case, one_element_array, success_object
 from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Operation, json_answer
 from gateway.parameters import ReadContext, parameter
-from gateway.responses import success
+from gateway.request.responses import success
 
 _EVENT_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 

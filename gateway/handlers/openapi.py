@@ -12,7 +12,7 @@ from aiohttp import web
 from gateway.openapi_document import OPENAPI_DOCUMENT
 from gateway.openapi_schemas import Component
 from gateway.operations import Access, Operation, json_answer
-from gateway.responses import JSON_CONTENT_TYPE
+from gateway.request.responses import JSON_CONTENT_TYPE
 
 
 async def openapi_document(request: web.Request, inputs: None) -> web.Response:

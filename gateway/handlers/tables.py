@@ -9,7 +9,7 @@ from aiohttp import web
 
 from gateway import errors
 from gateway.audit import AdminAction
-from gateway.auth import hash_user_token
+from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, BadRequest, TableNotFound
 from gateway.inputs import RequestInputs, find_table, table_identification
 from gateway.keys import AUDITOR, POOLS, REGISTRY
@@ -32,7 +32,7 @@ from gateway.operations import (
 )
 from gateway.parameters import ReadContext, Source, parameter
 from gateway.registry import RegistryState, TableAddress, TableRecord
-from gateway.responses import success
+from gateway.request.responses import success
 
 
 @attrs.frozen(kw_only=True)

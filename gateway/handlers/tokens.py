@@ -8,12 +8,12 @@ import secrets
 from aiohttp import web
 
 from gateway.audit import AdminAction
-from gateway.auth import hash_user_token, token_fingerprint
+from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.keys import AUDITOR, CONFIG, REGISTRY
 from gateway.openapi_schemas import Component, one_element_array, success_object
 from gateway.operations import ACCESS_DENIED, REGISTRY_WRITE, Access, Operation, json_answer
 from gateway.registry import RegistryState
-from gateway.responses import success
+from gateway.request.responses import success
 
 MINTED_TOKEN_BYTES = 32
 """Random bytes in a minted token: 256 bits, 43 URL-safe characters (more if ``min_user_token_length`` asks)."""
