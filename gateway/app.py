@@ -12,7 +12,7 @@ from gateway.settings.admin_token import resolve_admin_token
 from gateway.audit import AUDITOR, Auditor
 from gateway.audit_file import AuditFile
 from gateway.settings.config import GatewayConfig
-from gateway.driver_loader import DriverCatalog
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.keys import (
     ADMIN_TOKEN,
@@ -36,11 +36,11 @@ from gateway.middlewares import access_log_middleware, error_middleware, send_re
 from gateway.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.operations import add_routes, handler_operations
 from gateway.parameters import DocumentContext
-from gateway.pools import DatabasePools
+from gateway.databases.pools import DatabasePools
 from gateway.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
-from gateway.token_queries import TokenQueryLimiter
+from gateway.databases.token_queries import TokenQueryLimiter
 
 
 def setup_middlewares(app: web.Application) -> None:

@@ -31,7 +31,7 @@ import orjson
 import structlog
 
 from gateway.settings.config import SECRET_SETTINGS, LoadedConfig
-from gateway.driver_loader import DriverCatalog
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.logbook import REDACTED, SecretRedactor
 
 SET = "[set]"

@@ -27,7 +27,7 @@ from gateway.contract.connection_fields import (
     ConnectionField,
     FieldKind,
 )
-from gateway.driver_loader import DriverCatalog, connection_parameters
+from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
 from gateway.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array

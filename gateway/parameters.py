@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import attrs
 
 from gateway.settings.config import GatewayConfig
-from gateway.driver_loader import DriverCatalog
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
 from gateway.logbook import SecretRedactor

@@ -30,7 +30,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from gateway.settings.config import GatewayConfig
-from gateway.driver_loader import DriverCatalog
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext

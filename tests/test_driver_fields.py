@@ -20,7 +20,7 @@ import structlog
 from aiohttp.test_utils import TestClient
 
 from drivers.postgres import PostgresDriver, PostgresPool
-from gateway import driver_loader
+from gateway.databases import driver_loader
 from gateway.contract.connection_fields import (
     DEFAULT_CONNECTION_FIELDS,
     ConnectionData,
@@ -29,7 +29,7 @@ from gateway.contract.connection_fields import (
 )
 from gateway.settings.config import GatewayConfig
 from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
-from gateway.driver_loader import DriverCatalog, connection_parameters
+from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import BadRequest
 from gateway.handlers.databases import NewDatabase

@@ -12,7 +12,7 @@ from openapi_spec_validator import validate
 import gateway
 from gateway import errors
 from gateway.settings.config import GatewayConfig
-from gateway.driver_loader import DriverCatalog
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext

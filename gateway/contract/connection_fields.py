@@ -4,9 +4,9 @@ A driver names the AddDatabase parameters its databases need
 (``Driver.connection_fields``); ``gateway.connection_inputs`` reads the inputs
 against that declaration, stores only what was declared, answers only that
 (never a secret) and documents the fields of the installed drivers
-(``gateway.driver_loader.connection_parameters``) as the operations' parameters.
+(``gateway.databases.driver_loader.connection_parameters``) as the operations' parameters.
 This module holds the declaration's pieces, which the driver protocol names;
-reading a driver's declaration (``declared_fields``) is ``gateway.driver_loader``'s.
+reading a driver's declaration (``declared_fields``) is ``gateway.databases.driver_loader``'s.
 
 The registry keeps a database's connection in five slots (``ConnectionData``),
 so a driver declares a subset of them: ``ip`` (kind ``HOST``), ``port``

@@ -1,7 +1,7 @@
 """What the gateway needs from a database backend.
 
 A driver is found by its ``base_type`` (the AddDatabase parameter) through the
-``dbgateway.drivers`` entry-point group; see ``gateway.driver_loader`` and
+``dbgateway.drivers`` entry-point group; see ``gateway.databases.driver_loader`` and
 ``docs/drivers.md``. The gateway only ever talks to a backend through the
 protocols below, so a new backend never needs an edit in ``gateway/``.
 
@@ -22,7 +22,7 @@ a 500 and is logged.
 A driver whose query goes on working in the database after the query's
 context ended (a backend that ignored the cancel) calls ``query_lingers`` with
 a future that is done when that work is gone; the gateway keeps counting the
-query against its token's limit until then (``gateway.token_queries``).
+query against its token's limit until then (``gateway.databases.token_queries``).
 
 The acquire-wait histogram stays with the driver (``AcquireWaitTally`` does
 the bookkeeping): only the driver knows where, inside ``check``,

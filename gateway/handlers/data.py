@@ -6,7 +6,7 @@ format (``gateway.result_formats``: JSON, CSV, NDJSON) that the ``format``
 input or the ``Accept`` header chooses.
 
 A token runs at most ``token_query_limit`` queries on one database at once
-(``gateway.token_queries``); the driver's log lines of a query carry the
+(``gateway.databases.token_queries``); the driver's log lines of a query carry the
 token's fingerprint, so an operator can tell whose query a warning is about.
 """
 

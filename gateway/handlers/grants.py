@@ -9,7 +9,7 @@ from aiohttp import web
 
 from gateway.audit import AdminAction
 from gateway.request.auth import hash_user_token, token_fingerprint
-from gateway.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import find_table
 from gateway.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
 from gateway.named_inputs import new_grantee, table_by_name_or_path, user_token

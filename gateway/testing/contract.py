@@ -26,7 +26,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
 from gateway.contract.connection_fields import SLOTS
-from gateway.driver_loader import ENTRY_POINT_GROUP, declared_fields
+from gateway.databases.driver_loader import ENTRY_POINT_GROUP, declared_fields
 from gateway.contract.driver_protocol import Driver
 from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
 from gateway.testing.gateway_under_test import (

@@ -1,6 +1,6 @@
 """Warnings about inheritance children that the grants leave out.
 
-GetData reads every table as ONLY (``drivers/postgres/inheritance.py``): the
+GetData reads every table as ONLY (``drivers/postgres/guard/inheritance.py``): the
 rows of a table's inheritance children never come back through it, whatever
 is granted. An administrator who grants such a parent may expect them, so the
 gateway says so in the log, at warning, as ``inheritance_children_not_granted``:
