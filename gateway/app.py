@@ -9,8 +9,8 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from gateway.settings.admin_token import resolve_admin_token
-from gateway.audit import AUDITOR, Auditor
-from gateway.audit_file import AuditFile
+from gateway.observability.audit import AUDITOR, Auditor
+from gateway.observability.audit_file import AuditFile
 from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.contract.driver_protocol import PoolLimits
@@ -27,11 +27,11 @@ from gateway.keys import (
     REQUEST_LOG,
     TOKEN_QUERIES,
 )
-from gateway.library_logs import library_logs
-from gateway.log_ring import LogLevel, LogRing
-from gateway.logbook import SecretRedactor, make_loggers, wants_console
-from gateway.loop_lag import measure_loop_lag
-from gateway.metrics import GatewayMetrics
+from gateway.observability.library_logs import library_logs
+from gateway.observability.log_ring import LogLevel, LogRing
+from gateway.observability.logbook import SecretRedactor, make_loggers, wants_console
+from gateway.observability.loop_lag import measure_loop_lag
+from gateway.observability.metrics import GatewayMetrics
 from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
 from gateway.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.operations import add_routes, handler_operations

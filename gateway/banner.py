@@ -18,8 +18,8 @@ from gateway import __version__
 from gateway.settings.admin_token import ADMIN_TOKEN_FILE
 from gateway.settings.config import LoadedConfig
 from gateway.keys import DRIVERS, LOG_RING, LOGGER
-from gateway.log_ring import LogLevel, LogQuery
-from gateway.logbook import wants_console
+from gateway.observability.log_ring import LogLevel, LogQuery
+from gateway.observability.logbook import wants_console
 
 _NOT_SHOWN = {"event", "level", "timestamp", "pid", "instance"}
 

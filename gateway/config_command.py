@@ -32,7 +32,7 @@ import structlog
 
 from gateway.settings.config import SECRET_SETTINGS, LoadedConfig
 from gateway.databases.driver_loader import DriverCatalog
-from gateway.logbook import REDACTED, SecretRedactor
+from gateway.observability.logbook import REDACTED, SecretRedactor
 
 SET = "[set]"
 UNSET = "(unset)"

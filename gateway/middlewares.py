@@ -34,8 +34,8 @@ from gateway.errors import (
 )
 from gateway.errors import BadRequest as BadRequestError
 from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
-from gateway.log_bounds import shortened_path
-from gateway.logbook import request_log_fields, request_secrets
+from gateway.observability.log_bounds import shortened_path
+from gateway.observability.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request
 from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
 from gateway.request.responses import error_response
@@ -64,7 +64,7 @@ async def send_request_id(request: web.Request, response: web.StreamResponse) ->
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics.
 
-    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one; ``gateway.log_bounds``).
+    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one; ``gateway.observability.log_bounds``).
     """
     request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)

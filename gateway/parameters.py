@@ -26,7 +26,7 @@ from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
 from gateway.inputs import RequestInputs
-from gateway.logbook import SecretRedactor
+from gateway.observability.logbook import SecretRedactor
 from gateway.openapi_schemas import TEXT, TEXT_OR_NUMBER, Schema
 
 InputsT = TypeVar("InputsT")

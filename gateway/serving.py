@@ -34,7 +34,7 @@ from aiohttp import web
 from gateway.app import server_options
 from gateway.settings.config import GatewayConfig
 from gateway.keys import CONFIG, LOGGER, REQUEST_TASKS
-from gateway.log_stream import flush_held_lines
+from gateway.observability.log_stream import flush_held_lines
 
 LISTEN_BACKLOG = 128
 """Connections the kernel queues per listening socket until they are accepted (aiohttp's default)."""

@@ -22,7 +22,7 @@ process group, so a terminal's Ctrl-C reaches the parent only, which then
 stops them once. On Linux a worker also gets SIGTERM when the parent dies, even
 by SIGKILL (``prctl(PR_SET_PDEATHSIG)``), so no orphan keeps serving the port.
 Workers read each other's log buffers through sockets in a runtime folder the
-parent makes and removes (``gateway.log_sharing``).
+parent makes and removes (``gateway.observability.log_sharing``).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from aiohttp import web
 
 from gateway.settings.config import GatewayConfig
 from gateway.keys import LOG_RING
-from gateway.log_sharing import share_logs
-from gateway.log_stream import flush_held_lines
+from gateway.observability.log_sharing import share_logs
+from gateway.observability.log_stream import flush_held_lines
 from gateway.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
 
 STARTUP_GRACE_SECONDS = 2.0

@@ -15,7 +15,7 @@ from drivers.postgres.guard.model.catalog import CATALOG_SQL
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
 from gateway.app import create_app, server_options
-from gateway.log_stream import CapturedLog
+from gateway.observability.log_stream import CapturedLog
 from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient
 from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config

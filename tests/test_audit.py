@@ -17,7 +17,7 @@ import pytest
 from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
-from gateway.audit_file import AuditFile
+from gateway.observability.audit_file import AuditFile
 from gateway.request.auth import token_fingerprint
 from gateway.keys import REGISTRY
 from support import (

@@ -22,7 +22,7 @@ from aiohttp.test_utils import TestClient
 from support import GatewayFactory, database_from
 from test_audit import ITEMS_SQL, get_data, open_items, wait_for_audit
 
-from gateway.audit_file import AuditFile
+from gateway.observability.audit_file import AuditFile
 
 SMALL_DISK = "64k"
 

@@ -34,7 +34,7 @@ from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import BadRequest
 from gateway.handlers.databases import NewDatabase
 from gateway.inputs import RequestInputs
-from gateway.logbook import SecretRedactor
+from gateway.observability.logbook import SecretRedactor
 from gateway.openapi_document import build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext, Parameter, ReadContext, read_declared

@@ -19,9 +19,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from gateway.settings.config_checks import MIN_LOG_BUFFER_BYTES
-from gateway.log_bounds import LOGGED_PATH_CHARS, UNAUTHORISED_QUERY_CHARS
-from gateway.log_ring import LogLevel, LogQuery, LogRing
-from gateway.log_sharing import merge_newest
+from gateway.observability.log_bounds import LOGGED_PATH_CHARS, UNAUTHORISED_QUERY_CHARS
+from gateway.observability.log_ring import LogLevel, LogQuery, LogRing
+from gateway.observability.log_sharing import merge_newest
 from support import GatewayFactory, admin_headers, database_from, grant, read_logs, register_database, user_headers
 
 FLOOD = 200

@@ -7,7 +7,7 @@ import io
 import subprocess
 import sys
 
-from gateway.log_stream import ATOMIC_WRITE_BYTES, CapturedLog, HeldLines, flush_held_lines, held_lines_for
+from gateway.observability.log_stream import ATOMIC_WRITE_BYTES, CapturedLog, HeldLines, flush_held_lines, held_lines_for
 
 
 class CountedWrites(io.StringIO):
@@ -78,7 +78,7 @@ def test_lines_held_when_the_process_exits_are_written() -> None:
     """A line held back when the interpreter exits (its loop gone) still reaches stderr."""
     program = (
         "import asyncio, sys\n"
-        "from gateway.log_stream import held_lines_for\n"
+        "from gateway.observability.log_stream import held_lines_for\n"
         "held = held_lines_for(sys.stderr)\n"
         "loop = asyncio.new_event_loop()\n"
         "loop.call_soon(lambda: (held.write('the last line\\n'), loop.stop()))\n"
@@ -94,7 +94,7 @@ def test_a_forked_worker_does_not_write_what_its_parent_held() -> None:
     """Lines the parent held when it forked are written once, by the parent."""
     program = (
         "import asyncio, os, sys\n"
-        "from gateway.log_stream import flush_held_lines, held_lines_for\n"
+        "from gateway.observability.log_stream import flush_held_lines, held_lines_for\n"
         "held = held_lines_for(sys.stderr)\n"
         "async def main():\n"
         "    held.write('held by the parent\\n')\n"

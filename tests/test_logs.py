@@ -13,8 +13,8 @@ from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
 from gateway.keys import LOGGER
-from gateway.log_ring import LogLevel, LogQuery, LogRing
-from gateway.logbook import REDACTED, SecretRedactor, make_loggers, request_log_fields, request_secrets
+from gateway.observability.log_ring import LogLevel, LogQuery, LogRing
+from gateway.observability.logbook import REDACTED, SecretRedactor, make_loggers, request_log_fields, request_secrets
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,

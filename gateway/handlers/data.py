@@ -21,8 +21,8 @@ from gateway.errors import AccessDenied, PayloadTooLarge
 from gateway.getdata_answers import GETDATA_ANSWER
 from gateway.getdata_body import answer
 from gateway.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
-from gateway.getdata_tally import GetDataTally
-from gateway.metrics import observe_getdata
+from gateway.observability.getdata_tally import GetDataTally
+from gateway.observability.metrics import observe_getdata
 from gateway.named_inputs import local_database_name
 from gateway.operations import (
     ACCESS_DENIED,

@@ -1,7 +1,7 @@
 """A registered database's later life: unregister (DELETE), refresh its catalog (POST), change its connection (PATCH).
 
 Each change writes one ``audit`` entry with the admin token's fingerprint and
-what it did (``gateway.audit``). A change that needs the database (refresh, new connection data) talks to
+what it did (``gateway.observability.audit``). A change that needs the database (refresh, new connection data) talks to
 it before anything is saved, so a failure leaves the registry as it was.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from gateway.audit import AdminAction
+from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import SLOTS
 from gateway.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
 from gateway.databases.driver_loader import connection_parameters

@@ -6,7 +6,7 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.audit import AdminAction
+from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import ConnectionData
 from gateway.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
 from gateway.errors import BadRequest, DatabaseExists

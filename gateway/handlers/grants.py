@@ -7,7 +7,7 @@ import asyncio
 import attrs
 from aiohttp import web
 
-from gateway.audit import AdminAction
+from gateway.observability.audit import AdminAction
 from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
 from gateway.inputs import find_table

@@ -1,7 +1,7 @@
 """Logs (GET /Logs/): the newest server log entries at a level and above, of every worker of this host.
 
 With ``workers`` > 1 the answering worker merges its siblings' entries with its
-own (``gateway.log_sharing``); the answer holds at most ``log_buffer_size``
+own (``gateway.observability.log_sharing``); the answer holds at most ``log_buffer_size``
 entries and ``log_buffer_bytes`` bytes of them in all, the newest.
 """
 
@@ -14,8 +14,8 @@ from aiohttp import web
 
 from gateway.errors import BadRequest
 from gateway.keys import LOG_RING, LOG_SIBLINGS, LOGGER
-from gateway.log_sharing import merge_newest
-from gateway.log_ring import LogLevel, LogQuery
+from gateway.observability.log_sharing import merge_newest
+from gateway.observability.log_ring import LogLevel, LogQuery
 from gateway.openapi_schemas import Component, any_case, one_element_array, success_object
 from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Operation, json_answer
 from gateway.parameters import ReadContext, parameter

@@ -8,7 +8,7 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.audit import AdminAction
+from gateway.observability.audit import AdminAction
 from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, BadRequest, TableNotFound
 from gateway.inputs import RequestInputs, find_table, table_identification

@@ -7,7 +7,7 @@ import secrets
 
 from aiohttp import web
 
-from gateway.audit import AdminAction
+from gateway.observability.audit import AdminAction
 from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.keys import AUDITOR, CONFIG, REGISTRY
 from gateway.openapi_schemas import Component, one_element_array, success_object

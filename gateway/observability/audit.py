@@ -3,7 +3,7 @@
 Audit events are log entries (``event: audit``) written by a logger of their
 own: at info whatever ``log_level`` says, to stderr and the ``/Logs/`` buffer
 like every entry, and, with ``audit_file`` set, to that file as JSON lines
-(``gateway.audit_file``). They pass the same redaction as every entry: a token
+(``gateway.observability.audit_file``). They pass the same redaction as every entry: a token
 shows as its 12-hex-digit fingerprint, never whole; no password appears.
 
 A GetData event says who asked (``user_token_fingerprint``), what
@@ -13,7 +13,7 @@ A GetData event says who asked (``user_token_fingerprint``), what
 ``duration_ms``) and how it ended (``status``, ``error``, ``outcome``). The query
 text of a request refused before its token was known to have a grant in that
 database keeps its first ``UNAUTHORISED_QUERY_CHARS`` characters, with
-``query_length`` (anyone may send one; ``gateway.log_bounds``). An
+``query_length`` (anyone may send one; ``gateway.observability.log_bounds``). An
 administrative change has ``action`` (an ``AdminAction``), the admin token's
 fingerprint and what changed.
 """
@@ -28,9 +28,9 @@ from aiohttp import web
 
 from gateway.request.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
-from gateway.getdata_tally import GetDataTally
-from gateway.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
-from gateway.logbook import Loggers
+from gateway.observability.getdata_tally import GetDataTally
+from gateway.observability.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
+from gateway.observability.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
 from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST
 
@@ -120,7 +120,7 @@ class Auditor:
             fields["query"] = tally.query
             if tally.query is not None and isinstance(error, TokenRequired | AccessDenied):
                 # Refused before the token was known to have a grant in that database: anyone can send
-                # this, so it keeps only the text's head (gateway.log_bounds); a token holder's is kept whole.
+                # this, so it keeps only the text's head (gateway.observability.log_bounds); a token holder's is kept whole.
                 fields["query"], length = shortened(tally.query, UNAUTHORISED_QUERY_CHARS)
                 if length is not None:
                     fields["query_length"] = length

@@ -33,7 +33,7 @@ from pathlib import Path
 import orjson
 
 from gateway.settings.config import ConfigError
-from gateway.logbook import utc_timestamp
+from gateway.observability.logbook import utc_timestamp
 
 FILE_MODE = 0o600
 """The audit file holds query texts: readable by the gateway's account only."""

@@ -9,7 +9,7 @@ that reaches it (warning and above with the standard levels; the gateway does
 not lower the libraries' own levels) to the app's logger as one
 ``library_log`` event with ``logger`` (the library's logger name), ``message``
 and, for a record with an exception, ``exception`` (the formatted traceback),
-each within the bounds of ``gateway.log_bounds``.
+each within the bounds of ``gateway.observability.log_bounds``.
 It then goes through the same redaction and to the same places as every event.
 """
 
@@ -21,8 +21,8 @@ from collections.abc import AsyncIterator
 import structlog
 from aiohttp import web
 
-from gateway.log_bounds import LIBRARY_MESSAGE_CHARS, shortened, shortened_traceback
-from gateway.logbook import LOGGER
+from gateway.observability.log_bounds import LIBRARY_MESSAGE_CHARS, shortened, shortened_traceback
+from gateway.observability.logbook import LOGGER
 
 LIBRARY_LOGGERS = ("aiohttp", "asyncio")
 """The standard-library loggers whose records join the gateway's log."""

@@ -1,12 +1,12 @@
 """The log entries a process keeps in memory for ``GET /Logs/``: a ring bounded in entries and in bytes.
 
-Every rendered entry goes to stderr and into this ring (``gateway.logbook``).
+Every rendered entry goes to stderr and into this ring (``gateway.observability.logbook``).
 The ring keeps the newest ``log_buffer_size`` entries, and no more than
 ``log_buffer_bytes`` of them in all: entries are of any size (an audit entry
 carries its query text, a library record its traceback), so a count alone
 bounded nothing (issue 20: 800 refused GetData made ``/Logs/`` answer 76 MiB).
 The oldest entries leave first; an entry larger than the whole ring is kept as
-a stub that names its size (``gateway.log_bounds``), so the reader still sees
+a stub that names its size (``gateway.observability.log_bounds``), so the reader still sees
 that it happened.
 """
 
@@ -17,7 +17,7 @@ from collections import deque
 
 import attrs
 
-from gateway.log_bounds import stub_line, utf8_size
+from gateway.observability.log_bounds import stub_line, utf8_size
 
 
 class LogLevel(enum.IntEnum):

@@ -5,7 +5,7 @@ that keeps it busy (a large query text parsed on it, a huge value encoded)
 delays every other request of the process by as long. While an app serves, a
 task asks the loop to wake it every ``PROBE_INTERVAL_SECONDS`` and records how
 much later than asked it woke, in the histogram ``dbgateway_event_loop_lag_seconds``
-(``gateway.metrics``).
+(``gateway.observability.metrics``).
 The bench reads it around its large-text run; an operator can alert on its
 upper buckets.
 """
@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from gateway.metrics import METRICS
+from gateway.observability.metrics import METRICS
 
 PROBE_INTERVAL_SECONDS = 0.05
 """How often the loop is asked to wake the probe (20 times a second: a few microseconds of work each)."""

@@ -29,8 +29,8 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
-from gateway.log_bounds import utf8_size
-from gateway.log_ring import LogLevel, LogQuery, LogRing, TimedLine
+from gateway.observability.log_bounds import utf8_size
+from gateway.observability.log_ring import LogLevel, LogQuery, LogRing, TimedLine
 
 LOG_GATHER_SECONDS = 2.0
 """How long ``GET /Logs/`` waits for its siblings' entries, all of them together."""

@@ -32,7 +32,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from gateway.audit import AUDITOR
+from gateway.observability.audit import AUDITOR
 from gateway.contract.driver_protocol import PoolStats
 from gateway.errors import (
     AccessDenied,
@@ -42,8 +42,8 @@ from gateway.errors import (
     RefusalReason,
     TooManyQueries,
 )
-from gateway.getdata_tally import GetDataTally
-from gateway.pool_metrics import PoolCollector
+from gateway.observability.getdata_tally import GetDataTally
+from gateway.observability.pool_metrics import PoolCollector
 from gateway.request.request_tasks import connection_closed
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -182,7 +182,7 @@ class GatewayMetrics:
         self.event_loop_lag = Histogram(
             "dbgateway_event_loop_lag_seconds",
             "How much later than asked the event loop woke a probe scheduled every 50 ms"
-            " (the time other work held it; gateway/loop_lag.py).",
+            " (the time other work held it; gateway/observability/loop_lag.py).",
             buckets=LOOP_LAG_BUCKETS,
             registry=self.registry,
         )

@@ -26,8 +26,8 @@ import orjson
 import structlog
 from aiohttp import web
 
-from gateway.log_ring import LogLevel, LogRing
-from gateway.log_stream import held_lines_for
+from gateway.observability.log_ring import LogLevel, LogRing
+from gateway.observability.log_stream import held_lines_for
 
 REDACTED = "[redacted]"
 
@@ -186,7 +186,7 @@ class _RingAndStreamSink:
     """The structlog "logger": writes each rendered line to the ring, an optional extra sink and a stream.
 
     The ring and the extra sink get each line at once; the stream gets the lines
-    of one turn of the event loop together (``gateway.log_stream``).
+    of one turn of the event loop together (``gateway.observability.log_stream``).
     """
 
     def __init__(self, ring: LogRing, stream: TextIO, extra: LineSink | None) -> None:
@@ -337,7 +337,7 @@ class Loggers:
 
 
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
-"""Where the app keeps its ``Loggers.structured`` (re-exported by ``gateway.keys``; ``gateway.library_logs`` reads it)."""
+"""Where the app keeps its ``Loggers.structured`` (re-exported by ``gateway.keys``; ``gateway.observability.library_logs`` reads it)."""
 
 
 def make_loggers(

@@ -1,8 +1,8 @@
 """What one GetData request did: the tally its handler fills and its metrics and audit entry read.
 
-``gateway.metrics.observe_getdata`` makes one per request and, once the request
+``gateway.observability.metrics.observe_getdata`` makes one per request and, once the request
 has ended, hands it to both ``GatewayMetrics.record_getdata`` and
-``Auditor.getdata`` (``gateway.audit``). It lives apart from both so that each
+``Auditor.getdata`` (``gateway.observability.audit``). It lives apart from both so that each
 can read it without importing the other.
 """
 

@@ -1,4 +1,4 @@
-"""The pools' metrics, read from the drivers' pools when Prometheus scrapes (part of ``gateway.metrics``).
+"""The pools' metrics, read from the drivers' pools when Prometheus scrapes (part of ``gateway.observability.metrics``).
 
 Pool gauges (connections in use and idle, the maximum, runaway backends) and
 the acquire-wait histograms are not updated by requests: a collector asks every
