@@ -31,8 +31,8 @@ from gateway.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATE
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.keys import CONFIG, LOGGER
 from gateway.request.responses import getdata_media_type
-from gateway.result_formats import JSON, ResultFormat
-from gateway.result_rows import EncodedRows
+from gateway.results.result_formats import JSON, ResultFormat
+from gateway.results.result_rows import EncodedRows
 
 SMALL_RESULT_BYTES = 256 * 1024
 WRITE_PIECE_BYTES = 1024 * 1024

@@ -22,7 +22,7 @@ from drivers.postgres.row_bounds import FETCH_BUDGET_BYTES, MIN_ROW_CAP_BYTES
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
-from gateway.result_rows import EncodedRows, unique_column_names
+from gateway.results.result_rows import EncodedRows, unique_column_names
 from support import connect, dsn_under_test, run_sql, wait_until
 
 PoolFactory = Callable[..., Awaitable[aiopg.Pool]]
@@ -201,7 +201,7 @@ async def fetch_json(
 
 
 def json_chunks(result: QueryResult, query_limits: PoolLimits | None = None) -> AsyncIterator[bytes]:
-    """The JSON chunks the gateway writes of a driver's result (``gateway.result_rows``)."""
+    """The JSON chunks the gateway writes of a driver's result (``gateway.results.result_rows``)."""
     return EncodedRows(result, (query_limits or limits()).row_limit).chunks()
 
 

@@ -1,4 +1,4 @@
-"""gateway.result_rows: what the gateway does with any driver's rows (names, encoding, row limit, truncated).
+"""gateway.results.result_rows: what the gateway does with any driver's rows (names, encoding, row limit, truncated).
 
 The rows come from a driver's ``QueryResult`` written here in memory: these
 tests are about the gateway's side of the protocol, whatever the database.
@@ -14,8 +14,8 @@ import pytest
 
 from gateway.contract.driver_protocol import ColumnInfo, Row
 from gateway.errors import InternalError
-from gateway.result_formats import CSV, NDJSON
-from gateway.result_rows import JSON_ROWS, EncodedRows, RowEncoding
+from gateway.results.result_formats import CSV, NDJSON
+from gateway.results.result_rows import JSON_ROWS, EncodedRows, RowEncoding
 
 
 class ListResult:

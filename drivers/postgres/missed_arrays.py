@@ -1,4 +1,4 @@
-"""Rows received before their array casters existed, cast once more (the gateway encodes rows: ``gateway.result_rows``)."""
+"""Rows received before their array casters existed, cast once more (the gateway encodes rows: ``gateway.results.result_rows``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 the aiopg pool, declares a server-side cursor over the query and fetches the
 first batch in one round trip, so ``columns`` is known before the HTTP response
 starts. ``batches()`` then yields the rows as Python values (the gateway
-encodes them, ``gateway.result_rows``), at most ``batch_size`` rows per round trip
+encodes them, ``gateway.results.result_rows``), at most ``batch_size`` rows per round trip
 and fewer when rows are large; the next batch is already asked for while the
 current one is encoded and written. Later batches give the columns whose caster is a Python
 function as text, cast after that next FETCH went out (``deferred_casts``), since psycopg2 allows

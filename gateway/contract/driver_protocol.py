@@ -10,7 +10,7 @@ A driver owns only its database. It declares its connection fields
 stores and answers them), checks and runs queries, and hands over rows as
 Python values (``QueryResult.batches``); the gateway makes column names
 unique, encodes every result format, counts rows and applies the row limit
-(``gateway.result_rows``).
+(``gateway.results.result_rows``).
 
 Errors a driver raises are the ones in ``gateway.errors``, never with a
 status (the gateway decides each one's): ``DatabaseUnavailable`` (cannot
@@ -245,7 +245,7 @@ writes them. A fragment may be laid out over lines: the gateway writes its line 
 class QueryResult(Protocol):
     """An executing query whose rows the driver hands over as Python values, a fetched batch at a time.
 
-    The gateway (``gateway.result_rows``) does the rest, the same for every
+    The gateway (``gateway.results.result_rows``) does the rest, the same for every
     driver: unique column names, the encoding of each result format, the row
     count, the row limit and ``truncated``.
     """

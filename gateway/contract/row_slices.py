@@ -1,6 +1,6 @@
 """How many rows are cast or encoded between two returns to the event loop: the gateway and a driver size alike.
 
-The gateway encodes a driver's rows a slice at a time (``gateway.result_rows``),
+The gateway encodes a driver's rows a slice at a time (``gateway.results.result_rows``),
 giving the event loop back in between; a driver that casts its rows in Python
 (PostgreSQL's deferred casts) slices them the same way, so neither holds the loop
 for more than about ``SLICE_BYTES`` of rows at once.

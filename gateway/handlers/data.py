@@ -2,7 +2,7 @@
 
 The driver checks the SQL against the token's grants and runs it;
 ``gateway.getdata_body`` writes the rows, whole or streamed, in the result
-format (``gateway.result_formats``: JSON, CSV, NDJSON) that the ``format``
+format (``gateway.results.result_formats``: JSON, CSV, NDJSON) that the ``format``
 input or the ``Accept`` header chooses.
 
 A token runs at most ``token_query_limit`` queries on one database at once
@@ -37,7 +37,7 @@ from gateway.operations import (
     error_answer,
 )
 from gateway.parameters import parameter, required_text
-from gateway.result_formats import FORMATS, choose_format
+from gateway.results.result_formats import FORMATS, choose_format
 
 GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
 """The request's tally (``observe_getdata``), which the handler fills."""

@@ -2,7 +2,7 @@
 
 A format is what the handler needs to write an answer around the rows the
 driver streams: the content type, the head (before the first row), the row
-encoding (``gateway.result_rows`` applies it to the driver's rows), the separator
+encoding (``gateway.results.result_rows`` applies it to the driver's rows), the separator
 between two pieces of rows, and the tail (after the last row, knowing the row count and whether
 the row limit cut the result).
 
@@ -38,7 +38,7 @@ import orjson
 from gateway.contract.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
 from gateway.request.responses import GETDATA_CONTENT_TYPE
-from gateway.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
+from gateway.results.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
 
 CSV_CONTENT_TYPE = "text/csv"
 NDJSON_CONTENT_TYPE = "application/x-ndjson"
@@ -60,7 +60,7 @@ class ResultFormat:
     head: Callable[[Sequence[ColumnInfo]], bytes]
     """What comes before the first row."""
     encoding: RowEncoding
-    """How rows are written (``gateway.result_rows`` encodes them with it)."""
+    """How rows are written (``gateway.results.result_rows`` encodes them with it)."""
     tail: Callable[[int, bool], bytes]
     """What comes after the last row, from the row count and whether the result was truncated."""
     ends_with_counts: bool

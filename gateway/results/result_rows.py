@@ -32,7 +32,7 @@ from gateway.contract.row_slices import SLICE_BYTES, rows_per_slice
 
 @attrs.frozen
 class RowEncoding:
-    """How one result format writes rows (``gateway.result_formats``): JSON objects, CSV lines, NDJSON lines."""
+    """How one result format writes rows (``gateway.results.result_formats``): JSON objects, CSV lines, NDJSON lines."""
 
     encode: Callable[[Sequence[str], Sequence[Row]], bytes]
     """Rows (values as ``driver_protocol.Row`` describes them) under the column names, as bytes holding one
