@@ -17,7 +17,7 @@ from aiohttp import web
 from gateway import __version__
 from gateway.settings.admin_token import ADMIN_TOKEN_FILE
 from gateway.settings.config import LoadedConfig
-from gateway.keys import DRIVERS, LOG_RING, LOGGER
+from gateway.web.keys import DRIVERS, LOG_RING, LOGGER
 from gateway.observability.log_ring import LogLevel, LogQuery
 from gateway.observability.logbook import wants_console
 

@@ -2,7 +2,7 @@
 
 Handlers and drivers raise these; a driver raises only the ones its protocol
 names (``gateway.contract.driver_protocol``) and never chooses a status: each class
-carries its own, so every status is decided here once. One middleware (`gateway.middlewares`) turns
+carries its own, so every status is decided here once. One middleware (`gateway.web.middlewares`) turns
 them into the contract's body::
 
     {"status": "error", "error": "<code>", "message": "<sentence>"}

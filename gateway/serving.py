@@ -31,9 +31,9 @@ import weakref
 import structlog
 from aiohttp import web
 
-from gateway.app import server_options
+from gateway.web.app import server_options
 from gateway.settings.config import GatewayConfig
-from gateway.keys import CONFIG, LOGGER, REQUEST_TASKS
+from gateway.web.keys import CONFIG, LOGGER, REQUEST_TASKS
 from gateway.observability.log_stream import flush_held_lines
 
 LISTEN_BACKLOG = 128

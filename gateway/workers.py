@@ -44,7 +44,7 @@ import structlog
 from aiohttp import web
 
 from gateway.settings.config import GatewayConfig
-from gateway.keys import LOG_RING
+from gateway.web.keys import LOG_RING
 from gateway.observability.log_sharing import share_logs
 from gateway.observability.log_stream import flush_held_lines
 from gateway.serving import STOP_SIGNALS, StartupError, listening_sockets, serve

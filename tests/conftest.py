@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from drivers.postgres.guard.model.catalog import CATALOG_SQL
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from gateway.observability.log_stream import CapturedLog
 from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient

@@ -31,9 +31,9 @@ from referencing.jsonschema import DRAFT202012
 
 from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
-from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
-from gateway.operations import handler_operations
-from gateway.parameters import DocumentContext
+from gateway.web.openapi_document import OPENAPI_DOCUMENT, build_document
+from gateway.web.operations import handler_operations
+from gateway.web.parameters import DocumentContext
 
 DOCUMENT_URI = "urn:dbgateway:openapi"
 MAX_CHECKED_BODY_BYTES = 1024 * 1024

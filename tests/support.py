@@ -29,7 +29,7 @@ import psycopg2.extensions
 from aiohttp.test_utils import TestClient
 
 from gateway.settings.config import GatewayConfig, structure_config
-from gateway.keys import CONFIG
+from gateway.web.keys import CONFIG
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 ADMIN_TOKEN = "test-admin-token-0123456789"

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient
 
 from gateway.observability.audit_file import AuditFile
 from gateway.request.auth import token_fingerprint
-from gateway.keys import REGISTRY
+from gateway.web.keys import REGISTRY
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,

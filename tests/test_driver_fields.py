@@ -28,16 +28,16 @@ from gateway.contract.connection_fields import (
     FieldKind,
 )
 from gateway.settings.config import GatewayConfig
-from gateway.connection_inputs import connection_change_parameters, new_connection_parameters
+from gateway.web.connection_inputs import connection_change_parameters, new_connection_parameters
 from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import BadRequest
-from gateway.handlers.databases import NewDatabase
-from gateway.inputs import RequestInputs
+from gateway.web.handlers.databases import NewDatabase
+from gateway.web.inputs import RequestInputs
 from gateway.observability.logbook import SecretRedactor
-from gateway.openapi_document import build_document
-from gateway.operations import handler_operations
-from gateway.parameters import DocumentContext, Parameter, ReadContext, read_declared
+from gateway.web.openapi_document import build_document
+from gateway.web.operations import handler_operations
+from gateway.web.parameters import DocumentContext, Parameter, ReadContext, read_declared
 from support import admin_headers, database_from, error_of, registry_path, server_parameters, success_of
 
 LOCAL_TYPE = "pglocal"

@@ -19,7 +19,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from drivers.postgres import PostgresDriver
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 
 from support import (
     error_of,

@@ -23,7 +23,7 @@ import pytest_asyncio
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestServer
 
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from openapi_contract import ContractCheckedClient
 from support import (
     connect,

@@ -25,7 +25,7 @@ import pytest_asyncio
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestServer
 
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from openapi_contract import ContractCheckedClient
 from support import error_of, gateway_config, grant, register_database, run_sql, user_headers
 from tpch_queries import TPCH_QUERIES, TPCH_TABLES, TPCH_TABLES_SQL

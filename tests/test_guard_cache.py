@@ -34,7 +34,7 @@ from drivers.postgres.guard.inheritance import read_as_only
 from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
 from gateway.errors import QueryFailed, QueryRejected
-from gateway.keys import POOLS, REGISTRY
+from gateway.web.keys import POOLS, REGISTRY
 from support import GatewayFactory, database_from, grant, read_logs, register_database, user_headers
 from tpch_queries import TPCH_QUERIES
 

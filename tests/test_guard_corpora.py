@@ -14,7 +14,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestServer
 
 from drivers.postgres.pool import session_options
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from gateway.contract.driver_protocol import PoolLimits
 from openapi_contract import ContractCheckedClient
 from query_corpora import corpus_names, data_sql, load_queries, schema_sql

@@ -25,7 +25,7 @@ from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, Polic
 from drivers.postgres.guard.sql_guard import check_query
 from drivers.postgres.pool import PostgresPool
 from gateway.errors import QueryFailed, QueryRejected
-from gateway.keys import POOLS, REGISTRY
+from gateway.web.keys import POOLS, REGISTRY
 from support import GatewayFactory, database_from, grant, register_database, user_headers
 from test_guard_cache import PARTITIONED, _outcome, _suite_queries
 

@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from support import database_from, error_of, gateway_config, grant, register_database, user_headers
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -14,7 +14,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
 from gateway.request.auth import hash_user_token, token_fingerprint
-from gateway.keys import REGISTRY
+from gateway.web.keys import REGISTRY
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,

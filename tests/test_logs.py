@@ -12,7 +12,7 @@ import pytest
 from aiohttp import ClientPayloadError
 from aiohttp.test_utils import TestClient
 
-from gateway.keys import LOGGER
+from gateway.web.keys import LOGGER
 from gateway.observability.log_ring import LogLevel, LogQuery, LogRing
 from gateway.observability.logbook import REDACTED, SecretRedactor, make_loggers, request_log_fields, request_secrets
 from support import (

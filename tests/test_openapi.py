@@ -13,9 +13,9 @@ import gateway
 from gateway import errors
 from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
-from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
-from gateway.operations import handler_operations
-from gateway.parameters import DocumentContext
+from gateway.web.openapi_document import OPENAPI_DOCUMENT, build_document
+from gateway.web.operations import handler_operations
+from gateway.web.parameters import DocumentContext
 from openapi_contract import ResponseContract, canonical_path, default_document
 from support import (
     GatewayFactory,

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet
 
 from gateway.settings.config import ConfigError, load_config
-from gateway.keys import REGISTRY
+from gateway.web.keys import REGISTRY
 from gateway.registry import RegistryLoadError, RegistryState
 from gateway.registry.file_format import load_registry
 from gateway.registry.secrets_at_rest import PasswordCipher

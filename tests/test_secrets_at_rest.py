@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet, InvalidToken
 
 from gateway.settings.config import ConfigError, load_config
-from gateway.keys import REGISTRY
+from gateway.web.keys import REGISTRY
 from gateway.registry import RegistryLoadError
 from support import (
     DISTINCTIVE_PASSWORD,

@@ -1,7 +1,7 @@
 """The connection fields a driver declares: what AddDatabase / PATCH /Database may take for its databases.
 
 A driver names the AddDatabase parameters its databases need
-(``Driver.connection_fields``); ``gateway.connection_inputs`` reads the inputs
+(``Driver.connection_fields``); ``gateway.web.connection_inputs`` reads the inputs
 against that declaration, stores only what was declared, answers only that
 (never a secret) and documents the fields of the installed drivers
 (``gateway.databases.driver_loader.connection_parameters``) as the operations' parameters.

@@ -137,7 +137,7 @@ class Auditor:
 
 
 AUDITOR = web.AppKey("auditor", Auditor)
-"""Where the app keeps its ``Auditor`` (re-exported by ``gateway.keys``)."""
+"""Where the app keeps its ``Auditor`` (re-exported by ``gateway.web.keys``)."""
 
 
 def _ending(

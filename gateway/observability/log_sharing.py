@@ -86,7 +86,7 @@ class LogSiblings:
 
 
 LOG_SIBLINGS = web.AppKey("log_siblings", LogSiblings)
-"""Set only in a worker of ``workers`` > 1 (re-exported by ``gateway.keys``)."""
+"""Set only in a worker of ``workers`` > 1 (re-exported by ``gateway.web.keys``)."""
 
 
 def share_logs(app: web.Application, ring: LogRing, folder: Path) -> None:

@@ -218,7 +218,7 @@ class GatewayMetrics:
 
 
 METRICS = web.AppKey("metrics", GatewayMetrics)
-"""Where the app keeps its ``GatewayMetrics`` (re-exported by ``gateway.keys``, defined here for the decorator)."""
+"""Where the app keeps its ``GatewayMetrics`` (re-exported by ``gateway.web.keys``, defined here for the decorator)."""
 
 GetDataHandler = Callable[[web.Request, GetDataTally], Awaitable[web.StreamResponse]]
 

@@ -73,7 +73,7 @@ class RequestTasks:
 
 
 REQUEST_TASKS = web.AppKey("request_tasks", RequestTasks)
-"""Where the app keeps its ``RequestTasks`` (re-exported by ``gateway.keys``)."""
+"""Where the app keeps its ``RequestTasks`` (re-exported by ``gateway.web.keys``)."""
 
 
 @web.middleware

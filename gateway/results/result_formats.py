@@ -14,7 +14,7 @@ JSON writes it, booleans as ``true``/``false``, and values with structure
 string is ``""``, so the two stay apart (PostgreSQL's ``COPY ... CSV`` does the
 same). CSV has no place for ``row_count``/``truncated``: the handler sends them
 as response headers when the answer is sent whole, and never sends a CSV
-answer that looks whole but is not (``gateway.getdata_body``).
+answer that looks whole but is not (``gateway.web.getdata_body``).
 
 NDJSON writes one JSON object per row, each on its own line (orjson escapes
 line breaks in strings, and ``result_rows.without_line_breaks`` makes those

@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from gateway.app import create_app, server_options
+from gateway.web.app import create_app, server_options
 from gateway.settings.config import structure_config
 
 ADMIN_TOKEN = "contract-kit-admin-token-0123456789"

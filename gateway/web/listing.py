@@ -9,10 +9,10 @@ from aiohttp import web
 
 from gateway.request.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, hash_user_token, header_token, require_admin
 from gateway.errors import TokenRequired
-from gateway.keys import ADMIN_TOKEN, REGISTRY
-from gateway.openapi_schemas import Component, success_object
-from gateway.operations import ACCESS_DENIED, BAD_INPUT, TOKEN_REQUIRED
-from gateway.parameters import parameter
+from gateway.web.keys import ADMIN_TOKEN, REGISTRY
+from gateway.web.openapi_schemas import Component, success_object
+from gateway.web.operations import ACCESS_DENIED, BAD_INPUT, TOKEN_REQUIRED
+from gateway.web.parameters import parameter
 from gateway.registry import RegistryState
 from gateway.request.responses import success
 

@@ -33,7 +33,7 @@ from gateway.errors import (
     PayloadTooLarge,
 )
 from gateway.errors import BadRequest as BadRequestError
-from gateway.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
+from gateway.web.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
 from gateway.observability.log_bounds import shortened_path
 from gateway.observability.logbook import request_log_fields, request_secrets
 from gateway.registry import one_look_per_request

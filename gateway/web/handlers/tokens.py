@@ -9,9 +9,9 @@ from aiohttp import web
 
 from gateway.observability.audit import AdminAction
 from gateway.request.auth import hash_user_token, token_fingerprint
-from gateway.keys import AUDITOR, CONFIG, REGISTRY
-from gateway.openapi_schemas import Component, one_element_array, success_object
-from gateway.operations import ACCESS_DENIED, REGISTRY_WRITE, Access, Operation, json_answer
+from gateway.web.keys import AUDITOR, CONFIG, REGISTRY
+from gateway.web.openapi_schemas import Component, one_element_array, success_object
+from gateway.web.operations import ACCESS_DENIED, REGISTRY_WRITE, Access, Operation, json_answer
 from gateway.registry import RegistryState
 from gateway.request.responses import success
 

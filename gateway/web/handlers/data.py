@@ -1,7 +1,7 @@
 """GetData (GET and POST /GetData): a token holder's read-only SQL over the tables granted to it.
 
 The driver checks the SQL against the token's grants and runs it;
-``gateway.getdata_body`` writes the rows, whole or streamed, in the result
+``gateway.web.getdata_body`` writes the rows, whole or streamed, in the result
 format (``gateway.results.result_formats``: JSON, CSV, NDJSON) that the ``format``
 input or the ``Accept`` header chooses.
 
@@ -18,13 +18,13 @@ from aiohttp import web
 from gateway import errors
 from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, PayloadTooLarge
-from gateway.getdata_answers import GETDATA_ANSWER
-from gateway.getdata_body import answer
-from gateway.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
+from gateway.web.getdata_answers import GETDATA_ANSWER
+from gateway.web.getdata_body import answer
+from gateway.web.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.metrics import observe_getdata
-from gateway.named_inputs import local_database_name
-from gateway.operations import (
+from gateway.web.named_inputs import local_database_name
+from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
     DATABASE_UNAVAILABLE,
@@ -36,7 +36,7 @@ from gateway.operations import (
     Served,
     error_answer,
 )
-from gateway.parameters import parameter, required_text
+from gateway.web.parameters import parameter, required_text
 from gateway.results.result_formats import FORMATS, choose_format
 
 GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)

@@ -2,7 +2,7 @@
 
 AddDatabase (PUT /Database) and UpdateDatabase (PATCH /Database) take the
 connection fields as one input group (``new_connection``, ``connection_changes``;
-``gateway.parameters``): ``read_new_connection`` and ``read_connection_changes``
+``gateway.web.parameters``): ``read_new_connection`` and ``read_connection_changes``
 are the only places that read them, and ``new_connection_parameters`` /
 ``connection_change_parameters`` the only place the OpenAPI document gets them
 from (the installed drivers' declarations, ``gateway.contract.connection_fields``). A
@@ -29,9 +29,9 @@ from gateway.contract.connection_fields import (
 )
 from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.errors import BadRequest
-from gateway.inputs import RequestInputs
-from gateway.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array
-from gateway.parameters import (
+from gateway.web.inputs import RequestInputs
+from gateway.web.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array
+from gateway.web.parameters import (
     DocumentContext,
     Parameter,
     ReadContext,

@@ -8,13 +8,13 @@ from aiohttp import web
 from gateway import errors
 from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import ConnectionData
-from gateway.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
+from gateway.web.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
 from gateway.errors import BadRequest, DatabaseExists
-from gateway.keys import AUDITOR, DRIVERS, POOLS, REGISTRY
-from gateway.listing import LIST_ERRORS, NAME_LIST_ANSWER, ListInputs, answer_list
-from gateway.named_inputs import MAX_NAME_LENGTH, NAME, DatabaseNameInputs
-from gateway.openapi_schemas import TEXT, Component, one_element_array, success_object
-from gateway.operations import (
+from gateway.web.keys import AUDITOR, DRIVERS, POOLS, REGISTRY
+from gateway.web.listing import LIST_ERRORS, NAME_LIST_ANSWER, ListInputs, answer_list
+from gateway.web.named_inputs import MAX_NAME_LENGTH, NAME, DatabaseNameInputs
+from gateway.web.openapi_schemas import TEXT, Component, one_element_array, success_object
+from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
     DATABASE_NOT_FOUND,
@@ -26,7 +26,7 @@ from gateway.operations import (
     error_answer,
     json_answer,
 )
-from gateway.parameters import ReadContext, parameter, required_text
+from gateway.web.parameters import ReadContext, parameter, required_text
 from gateway.registry import DatabaseRecord, RegistryState
 from gateway.request.responses import success
 

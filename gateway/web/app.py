@@ -14,7 +14,7 @@ from gateway.observability.audit_file import AuditFile
 from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.contract.driver_protocol import PoolLimits
-from gateway.keys import (
+from gateway.web.keys import (
     ADMIN_TOKEN,
     CONFIG,
     DRIVERS,
@@ -32,12 +32,12 @@ from gateway.observability.log_ring import LogLevel, LogRing
 from gateway.observability.logbook import SecretRedactor, make_loggers, wants_console
 from gateway.observability.loop_lag import measure_loop_lag
 from gateway.observability.metrics import GatewayMetrics
-from gateway.middlewares import access_log_middleware, error_middleware, send_request_id
-from gateway.openapi_document import OPENAPI_DOCUMENT, ServedDocument
-from gateway.operations import add_routes, handler_operations
-from gateway.parameters import DocumentContext
+from gateway.web.middlewares import access_log_middleware, error_middleware, send_request_id
+from gateway.web.openapi_document import OPENAPI_DOCUMENT, ServedDocument
+from gateway.web.operations import add_routes, handler_operations
+from gateway.web.parameters import DocumentContext
 from gateway.databases.pools import DatabasePools
-from gateway.protocol_errors import install as install_json_protocol_errors
+from gateway.web.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.databases.token_queries import TokenQueryLimiter

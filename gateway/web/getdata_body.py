@@ -27,9 +27,9 @@ from aiohttp import HttpVersion11, web
 
 from gateway.contract.driver_protocol import QueryResult
 from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
-from gateway.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
+from gateway.web.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.observability.getdata_tally import GetDataTally
-from gateway.keys import CONFIG, LOGGER
+from gateway.web.keys import CONFIG, LOGGER
 from gateway.request.responses import getdata_media_type
 from gateway.results.result_formats import JSON, ResultFormat
 from gateway.results.result_rows import EncodedRows

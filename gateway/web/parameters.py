@@ -6,7 +6,7 @@ running gateway's config) or a ``ParameterGroup`` (several inputs read
 together, e.g. a database's connection fields, checked against the installed
 drivers). ``read_declared`` first hands every secret input to the log redactor,
 then reads them in field order from the query string and, for operations with a
-body, the JSON body (``gateway.inputs``), raising the contract's 400s; the
+body, the JSON body (``gateway.web.inputs``), raising the contract's 400s; the
 handler receives the instance. An inputs class with a ``from_inputs`` classmethod reads itself (its
 fields still document it).
 
@@ -25,9 +25,9 @@ import attrs
 from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
-from gateway.inputs import RequestInputs
+from gateway.web.inputs import RequestInputs
 from gateway.observability.logbook import SecretRedactor
-from gateway.openapi_schemas import TEXT, TEXT_OR_NUMBER, Schema
+from gateway.web.openapi_schemas import TEXT, TEXT_OR_NUMBER, Schema
 
 InputsT = TypeVar("InputsT")
 

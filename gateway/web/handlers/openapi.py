@@ -1,7 +1,7 @@
 """GET /openapi.json: the OpenAPI 3.1 document of this gateway (no token needed).
 
-``gateway.app`` builds it once from the operations' declarations, with this
-gateway's settings and drivers (``gateway.openapi_document``); it is served byte
+``gateway.web.app`` builds it once from the operations' declarations, with this
+gateway's settings and drivers (``gateway.web.openapi_document``); it is served byte
 for byte.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from gateway.openapi_document import OPENAPI_DOCUMENT
-from gateway.openapi_schemas import Component
-from gateway.operations import Access, Operation, json_answer
+from gateway.web.openapi_document import OPENAPI_DOCUMENT
+from gateway.web.openapi_schemas import Component
+from gateway.web.operations import Access, Operation, json_answer
 from gateway.request.responses import JSON_CONTENT_TYPE
 
 

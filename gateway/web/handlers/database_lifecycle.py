@@ -12,15 +12,15 @@ from aiohttp import web
 
 from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import SLOTS
-from gateway.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
+from gateway.web.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
 from gateway.databases.driver_loader import connection_parameters
 from gateway.contract.driver_protocol import CatalogTable
 from gateway.errors import BadRequest
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.keys import AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY
-from gateway.named_inputs import DatabaseNameInputs, local_database_name
-from gateway.openapi_schemas import COUNT, NAME_LIST, TEXT, Component, one_element_array, success_object
-from gateway.operations import (
+from gateway.web.keys import AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY
+from gateway.web.named_inputs import DatabaseNameInputs, local_database_name
+from gateway.web.openapi_schemas import COUNT, NAME_LIST, TEXT, Component, one_element_array, success_object
+from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
     DATABASE_NOT_FOUND,

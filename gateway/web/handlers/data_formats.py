@@ -17,12 +17,12 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from gateway.getdata_answers import GETDATA_ANSWER
-from gateway.handlers.data import OPERATIONS as GETDATA_OPERATIONS
-from gateway.handlers.data import QueryInputs, get_data
-from gateway.named_inputs import local_database_name
-from gateway.openapi_schemas import CSV_MEDIA_TYPE, NDJSON_MEDIA_TYPE
-from gateway.operations import Access, Answer, Handler, Operation
+from gateway.web.getdata_answers import GETDATA_ANSWER
+from gateway.web.handlers.data import OPERATIONS as GETDATA_OPERATIONS
+from gateway.web.handlers.data import QueryInputs, get_data
+from gateway.web.named_inputs import local_database_name
+from gateway.web.openapi_schemas import CSV_MEDIA_TYPE, NDJSON_MEDIA_TYPE
+from gateway.web.operations import Access, Answer, Handler, Operation
 
 (GETDATA,) = GETDATA_OPERATIONS
 

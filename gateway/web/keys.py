@@ -28,5 +28,5 @@ LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
 REQUEST_ID = web.RequestKey("request_id", str)
-"""The request's id (``gateway.middlewares``), sent back in ``X-Request-Id``."""
+"""The request's id (``gateway.web.middlewares``), sent back in ``X-Request-Id``."""
 # AUDITOR, LOG_SIBLINGS, LOGGER, METRICS and REQUEST_TASKS are imported above, each from beside its class.

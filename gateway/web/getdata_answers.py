@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.openapi_schemas import (
+from gateway.web.openapi_schemas import (
     COUNT,
     CSV_MEDIA_TYPE,
     GETDATA_MEDIA_TYPE,
@@ -15,7 +15,7 @@ from gateway.openapi_schemas import (
     one_element_array,
     success_object,
 )
-from gateway.operations import Answer
+from gateway.web.operations import Answer
 
 ROW_COUNT_HEADER = "Dbgateway-Row-Count"
 """Rows in an answer sent whole (not on a streamed answer)."""

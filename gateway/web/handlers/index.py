@@ -13,8 +13,8 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
-from gateway.openapi_schemas import HTML, JSON, Component, closed_object, success_object
-from gateway.operations import Access, Answer, Operation
+from gateway.web.openapi_schemas import HTML, JSON, Component, closed_object, success_object
+from gateway.web.operations import Access, Answer, Operation
 from gateway.request.responses import JSON_CONTENT_TYPE
 
 LINKS = {

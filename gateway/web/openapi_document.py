@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 document of a running gateway, built from the operations' declarations.
 
-Built once when the app is created (``gateway.app``) and served by
+Built once when the app is created (``gateway.web.app``) and served by
 ``GET /openapi.json``: its limits are the gateway's settings, ``base_type``
 lists the drivers installed, ``/metrics`` needs a token only when
 ``metrics_require_admin`` says so. Named schemas (``Component``) and the shared
@@ -18,8 +18,8 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
-from gateway.openapi_schemas import ERROR, JSON, Component, Schema, ref
-from gateway.operations import (
+from gateway.web.openapi_schemas import ERROR, JSON, Component, Schema, ref
+from gateway.web.operations import (
     INTERNAL_ERROR,
     REGISTRY_STALE,
     Access,
@@ -28,7 +28,7 @@ from gateway.operations import (
     Operation,
     stale_limit_applies,
 )
-from gateway.parameters import DocumentContext, Source, body_schema, documented_parameters, resolve
+from gateway.web.parameters import DocumentContext, Source, body_schema, documented_parameters, resolve
 
 DESCRIPTION = """\
 An HTTP gateway in front of relational databases: an administrator registers databases, names their tables \

@@ -10,11 +10,11 @@ from aiohttp import web
 from gateway.observability.audit import AdminAction
 from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.inputs import find_table
-from gateway.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
-from gateway.named_inputs import new_grantee, table_by_name_or_path, user_token
-from gateway.openapi_schemas import TEXT, Component, closed_object, one_element_array, success_object
-from gateway.operations import (
+from gateway.web.inputs import find_table
+from gateway.web.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
+from gateway.web.named_inputs import new_grantee, table_by_name_or_path, user_token
+from gateway.web.openapi_schemas import TEXT, Component, closed_object, one_element_array, success_object
+from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
     REGISTRY_WRITE,

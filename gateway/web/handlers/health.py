@@ -25,11 +25,11 @@ from aiohttp import web
 from gateway.request.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
 from gateway.settings.config import GatewayConfig
 from gateway.errors import BadRequest, DatabaseUnavailable, GatewayError
-from gateway.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
+from gateway.web.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
 from gateway.observability.metrics import EXPOSITION_CONTENT_TYPE
-from gateway.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Component, closed_object, success_object
-from gateway.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer, registry_stale
-from gateway.parameters import ReadContext, parameter
+from gateway.web.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Component, closed_object, success_object
+from gateway.web.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer, registry_stale
+from gateway.web.parameters import ReadContext, parameter
 from gateway.registry import DatabaseRecord, RegistryStatus
 from gateway.request.responses import JSON_CONTENT_TYPE, success
 

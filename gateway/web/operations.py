@@ -1,11 +1,11 @@
 """Every operation declared once, next to its handler: method, path, who may call it, inputs and answers.
 
-Each module of ``gateway.handlers`` holds ``OPERATIONS``, a tuple of
-``Operation``. ``gateway.app`` serves them (``add_routes``: every path also with
-a trailing slash, aliases too), and ``gateway.openapi_document`` builds the
+Each module of ``gateway.web.handlers`` holds ``OPERATIONS``, a tuple of
+``Operation``. ``gateway.web.app`` serves them (``add_routes``: every path also with
+a trailing slash, aliases too), and ``gateway.web.openapi_document`` builds the
 OpenAPI document of the running gateway from the same declarations. Serving an
 operation checks its ``Access`` (admin and user operations), reads its inputs
-class (``gateway.parameters``) and calls the handler with both.
+class (``gateway.web.parameters``) and calls the handler with both.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from aiohttp import web
 from gateway import errors
 from gateway.request.auth import require_admin, require_user_token
 from gateway.settings.config import GatewayConfig
-from gateway.inputs import read_inputs
-from gateway.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY
-from gateway.parameters import ReadContext, read_declared
+from gateway.web.inputs import read_inputs
+from gateway.web.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY
+from gateway.web.parameters import ReadContext, read_declared
 from gateway.registry import Registry, RegistryKind, RegistryStatus
-from gateway.openapi_schemas import JSON, Schema
+from gateway.web.openapi_schemas import JSON, Schema
 
 Handler = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
 Served = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -160,7 +160,7 @@ class Operation:
     errors: tuple[ErrorAnswer, ...] = ()
     """The error answers it may give besides 500 ``internal_error`` (every operation may)."""
     inputs: type | None = None
-    """The attrs class its inputs are read into (``gateway.parameters``); None: it reads none."""
+    """The attrs class its inputs are read into (``gateway.web.parameters``); None: it reads none."""
     body: bool = False
     """Whether it reads a JSON object body (for what the query string does not give)."""
     description: str | None = None
@@ -204,12 +204,12 @@ class Operation:
 
 
 def handler_operations() -> list[Operation]:
-    """Every module of ``gateway.handlers``'s ``OPERATIONS``, modules by name, each in its own order."""
-    import gateway.handlers
+    """Every module of ``gateway.web.handlers``'s ``OPERATIONS``, modules by name, each in its own order."""
+    import gateway.web.handlers
 
     found: list[Operation] = []
-    for module_info in sorted(pkgutil.iter_modules(gateway.handlers.__path__), key=lambda info: info.name):
-        module = importlib.import_module(f"gateway.handlers.{module_info.name}")
+    for module_info in sorted(pkgutil.iter_modules(gateway.web.handlers.__path__), key=lambda info: info.name):
+        module = importlib.import_module(f"gateway.web.handlers.{module_info.name}")
         found.extend(getattr(module, "OPERATIONS", ()))
     return found
 

@@ -2,7 +2,7 @@
 
 A ``Component`` is a schema with a name: wherever a declaration uses one, the
 OpenAPI document holds it once under ``components/schemas`` and refers to it
-(``gateway.openapi_document``). Every answer schema is closed
+(``gateway.web.openapi_document``). Every answer schema is closed
 (``additionalProperties: false``), so the test suite and schemathesis hold the
 gateway to exactly what it declares.
 """
