@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from gateway.cli import main
+from gateway.process.cli import main
 
 sys.exit(main())

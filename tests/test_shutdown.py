@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.workers import KILL_MARGIN_SECONDS
+from gateway.process.workers import KILL_MARGIN_SECONDS
 from support import (
     ADMIN_TOKEN,
     database_from,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.workers import STARTUP_GRACE_SECONDS
+from gateway.process.workers import STARTUP_GRACE_SECONDS
 from gateway_processes import GatewayProcess
 from support import ADMIN_TOKEN, database_from, eventually, register_in_process, start_gateway_process
 from test_shutdown import alive, stalled_getdata

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gateway.settings.config import ConfigError, structure_config
-from gateway.workers import STARTUP_GRACE_SECONDS
+from gateway.process.workers import STARTUP_GRACE_SECONDS
 from support import ADMIN_TOKEN, eventually, free_port, start_gateway_process, stop_process, wait_until_listening
 
 

@@ -2,7 +2,7 @@
 
 aiohttp's own shutdown waits for handlers but cannot stop one that is blocked
 writing to a client that does not read; cancelling its task can (see
-``gateway.serving``).
+``gateway.process.serving``).
 
 A request whose connection closes before its answer ends (the client went
 away, or the stop cut it) is no fault of the gateway: ``connection_closed``

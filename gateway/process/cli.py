@@ -16,15 +16,15 @@ from pathlib import Path
 
 from gateway import __version__
 from gateway.web.app import create_app
-from gateway.banner import announce
+from gateway.process.banner import announce
 from gateway.settings.config import ConfigError, LoadedConfig, load_settings
-from gateway.config_command import run_config_command
-from gateway.key_commands import add_key_commands, run_key_command
+from gateway.process.config_command import run_config_command
+from gateway.process.key_commands import add_key_commands, run_key_command
 from gateway.web.keys import LOGGER
 from gateway.registry import RegistryLoadError, RegistryRefused, RegistryUnreachable
-from gateway.registry_commands import add_registry_commands, run_registry_command
-from gateway.serving import StartupError, listening_sockets, prepare_data_dir, serve, worker_sockets
-from gateway.workers import WorkerSupervisor
+from gateway.process.registry_commands import add_registry_commands, run_registry_command
+from gateway.process.serving import StartupError, listening_sockets, prepare_data_dir, serve, worker_sockets
+from gateway.process.workers import WorkerSupervisor
 
 
 def build_parser() -> argparse.ArgumentParser:
