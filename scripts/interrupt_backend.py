@@ -42,7 +42,7 @@ import psycopg2
 POLL_SECONDS = 0.02
 """How often pg_stat_activity and /proc are read while a statement runs."""
 GATEWAY_WATCHER = "dbgateway-watcher"
-"""The gateway's own watcher connection (drivers/postgres/runaways.py): never a probe's backend."""
+"""The gateway's own watcher connection (drivers/postgres/connections/runaways.py): never a probe's backend."""
 
 
 class MemoryMethod(enum.Enum):

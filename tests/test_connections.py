@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import aiopg
 import pytest
 
-from drivers.postgres.connections import acquire_connection, release_connection
+from drivers.postgres.connections.acquire import acquire_connection, release_connection
 from gateway.errors import DatabaseUnavailable
 from support import dsn_under_test, wait_until
 

@@ -1,4 +1,4 @@
-"""``drivers.postgres.cancel``: both ways of cancelling a statement (libpq 17's non-blocking cancel, and PQcancel
+"""``drivers.postgres.connections.cancel``: both ways of cancelling a statement (libpq 17's non-blocking cancel, and PQcancel
 in a thread for older libpq) cancel a running statement, and on a silent network path give up at their deadline
 while the event loop runs on. The end-to-end behaviour is in test_hung_database.py.
 """
@@ -13,7 +13,7 @@ import psycopg2
 import psycopg2.extensions
 import pytest
 
-from drivers.postgres.cancel import NONBLOCKING_CANCEL, NO_ANSWER, start_cancel
+from drivers.postgres.connections.cancel import NONBLOCKING_CANCEL, NO_ANSWER, start_cancel
 from support import dsn_under_test, run_sql, server_parameters, wait_until
 from tcp_proxy import HangingProxy
 

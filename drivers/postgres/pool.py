@@ -27,9 +27,9 @@ import attrs
 import psycopg2
 import structlog
 
-from drivers.postgres.backend_slots import BackendSlots
+from drivers.postgres.connections.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
-from drivers.postgres.connections import acquire_live_connection, release_connection
+from drivers.postgres.connections.acquire import acquire_live_connection, release_connection
 from drivers.postgres.guard.cache import GuardCache
 from drivers.postgres.guard.model.catalog import CATALOG_SQL as GUARD_CATALOG_SQL
 from drivers.postgres.guard.rules.function_policy import is_denied_builtin
@@ -38,7 +38,7 @@ from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
 from drivers.postgres.query_runner import MultiBatchQueries, run_query
-from drivers.postgres.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
+from drivers.postgres.connections.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
 from drivers.postgres.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import (
     AcquireWaitTally,

@@ -14,7 +14,7 @@ import aiopg
 import psycopg2
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.connections import first_line
+from drivers.postgres.connections.acquire import first_line
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import DatabaseUnavailable, GatewayError, QueryFailed, QueryTimeout
 

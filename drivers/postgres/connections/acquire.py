@@ -19,7 +19,7 @@ from typing import Any
 import aiopg
 import psycopg2
 
-from drivers.postgres.backend_slots import BackendSlots
+from drivers.postgres.connections.backend_slots import BackendSlots
 from gateway.contract.background import keep_running
 from gateway.contract.driver_protocol import AcquireWaitTally
 from gateway.errors import DatabaseUnavailable
