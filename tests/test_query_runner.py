@@ -16,10 +16,10 @@ import psycopg2.extensions
 import pytest
 import structlog
 
-from drivers.postgres.query_errors import CanceledStatementLogFilter
-from drivers.postgres.query_runner import run_query
-from drivers.postgres.row_bounds import FETCH_BUDGET_BYTES, MIN_ROW_CAP_BYTES
-from drivers.postgres.typecasters import TypeNameCache, register_json_casters
+from drivers.postgres.results.query_errors import CanceledStatementLogFilter
+from drivers.postgres.results.query_runner import run_query
+from drivers.postgres.results.row_bounds import FETCH_BUDGET_BYTES, MIN_ROW_CAP_BYTES
+from drivers.postgres.results.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import PoolLimits, QueryResult
 from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
 from gateway.results.result_rows import EncodedRows, unique_column_names

@@ -36,7 +36,7 @@ import structlog
 from drivers.postgres.guard.rules.function_policy import denial_reason, normalize_configured_names
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
-from drivers.postgres.query_errors import CanceledStatementLogFilter
+from drivers.postgres.results.query_errors import CanceledStatementLogFilter
 from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
 from gateway.contract.driver_protocol import ConnectionData, ConnectionField, PoolLimits
 

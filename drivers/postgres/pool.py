@@ -37,9 +37,9 @@ from drivers.postgres.guard.inheritance import PARTITIONED_TABLES_SQL
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
-from drivers.postgres.query_runner import MultiBatchQueries, run_query
+from drivers.postgres.results.query_runner import MultiBatchQueries, run_query
 from drivers.postgres.connections.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
-from drivers.postgres.typecasters import TypeNameCache, register_json_casters
+from drivers.postgres.results.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import (
     AcquireWaitTally,
     CatalogTable,

@@ -273,7 +273,7 @@ class QueryResult(Protocol):
         """The gateway encoded the next ``rows`` rows as ``size`` bytes; called after each slice it encodes.
 
         A driver that sizes its fetches by the rows' bytes (PostgreSQL's fetch
-        budget, ``drivers/postgres/row_bounds.py``) reads it; others do nothing.
+        budget, ``drivers/postgres/results/row_bounds.py``) reads it; others do nothing.
         """
         ...
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.typecasters import PYTHON_CASTS, TEXT_CASTER, keep_text
+from drivers.postgres.results.typecasters import PYTHON_CASTS, TEXT_CASTER, keep_text
 from gateway.contract.driver_protocol import Row
 
 Finish = Callable[[list[Row]], list[Row]]
