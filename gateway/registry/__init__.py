@@ -2,6 +2,10 @@
 
 ``protocol.Registry`` is what the app uses; ``location.open_registry`` picks the
 store (a JSON file, or a PostgreSQL database shared by replicas) for a location.
+
+May import: ``gateway.errors`` and ``gateway.contract`` (a database's connection
+and catalog are the driver contract's types); the settings above it read its
+locations.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ package's tests, describe the database once and subclass the contract::
         under_test = MyDatabase()
 
 docs/drivers.md walks through an example driver package that does this.
+
+May import: every room of ``gateway`` but ``gateway.process`` (the kit starts a
+gateway in-process, ``gateway.web.app.create_app``). Nothing in ``gateway``
+imports it: only driver packages' tests and ours.
 """
 
 from __future__ import annotations
