@@ -1,4 +1,4 @@
-"""The rooms keep to docs/architecture.md's "Layers": every import allowed by its table, no module outside a room, no cycle.
+"""The rooms keep to docs/architecture.md's "Layers": imports its table allows, every module in a room, no cycle.
 
 Imports are read from the source with ``ast``: at the top of a module, inside
 functions and under ``if TYPE_CHECKING:`` alike, since a cycle hidden behind a
@@ -27,7 +27,7 @@ PACKAGES = ("gateway", "drivers", "dbgateway_sqlite")
 """The packages whose modules are checked (tests, bench and scripts may import anything)."""
 
 ROOT_MEMBERS = {"gateway": "gateway", "gateway.errors": "gateway", "gateway.__main__": "gateway.process"}
-"""The modules at the top of ``gateway/``, and the room each belongs to (every other module is in the room it lies in)."""
+"""The modules at the top of ``gateway/`` and the room of each; every other module is in the room it lies in."""
 
 KNOWN_CYCLES = {
     frozenset(
@@ -237,7 +237,10 @@ def test_no_import_cycles() -> None:
         # a room importing one above it, from a function: the HTTP layer from the logs
         ("def f():\n    from gateway.web.keys import LOGGER\n", "room gateway.observability may import"),
         # a type-checking import counts too
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gateway.process.cli import main\n", "(TYPE_CHECKING)"),
+        (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gateway.process.cli import main\n",
+            "(TYPE_CHECKING)",
+        ),
         # and a driver
         ("import drivers.postgres.pool\n", "not drivers.postgres"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import tomllib
 import urllib.parse
 from pathlib import Path
@@ -64,6 +65,32 @@ def test_setting_row_names_its_variable_and_default(field: attrs.Attribute[Any])
         assert variable == ENV_PREFIX + field.name.upper()
     assert default.split(":")[0] == shown_default(field)
     assert meaning
+
+
+def example_settings() -> dict[str, str]:
+    """config/gateway.example.toml's top-level settings, set or commented out (``# name = value``), with their lines."""
+    found: dict[str, str] = {}
+    for line in EXAMPLE_CONFIG.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            break  # the tables of options ([drivers.postgres]) come last
+        match = re.match(r"^#? ?(\w+) = ", line)
+        if match:
+            found[match.group(1)] = line
+    return found
+
+
+def test_example_config_names_every_setting_at_its_default() -> None:
+    """config/gateway.example.toml shows every GatewayConfig field but the drivers' tables, each set to the code's
+    default or, when that default is unset (or a secret), commented out; the drivers' options are a table."""
+    fields = attrs.fields_dict(GatewayConfig)
+    shown = example_settings()
+    assert set(shown) == set(fields) - CONFIG_FILE_ONLY
+    settings = tomllib.loads(EXAMPLE_CONFIG.read_text(encoding="utf-8"))
+    assert set(settings) == {name for name, line in shown.items() if not line.startswith("#")} | CONFIG_FILE_ONLY
+    for name, value in settings.items():
+        if name not in CONFIG_FILE_ONLY:
+            assert (str(value).lower() if isinstance(value, bool) else str(value)) == shown_default(fields[name]), name
+    assert set(settings["drivers"]) == {"postgres"}
 
 
 def driver_options_table() -> dict[str, list[str]]:
