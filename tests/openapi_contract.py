@@ -29,8 +29,8 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
+from gateway.settings.config import GatewayConfig
 from gateway.web.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.web.operations import handler_operations
 from gateway.web.parameters import DocumentContext

@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-
 from gateway.web.operations import handler_operations
 
 ROOT = Path(__file__).resolve().parent.parent

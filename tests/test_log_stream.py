@@ -7,7 +7,13 @@ import io
 import subprocess
 import sys
 
-from gateway.observability.log_stream import ATOMIC_WRITE_BYTES, CapturedLog, HeldLines, flush_held_lines, held_lines_for
+from gateway.observability.log_stream import (
+    ATOMIC_WRITE_BYTES,
+    CapturedLog,
+    HeldLines,
+    flush_held_lines,
+    held_lines_for,
+)
 
 
 class CountedWrites(io.StringIO):

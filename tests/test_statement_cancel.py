@@ -1,6 +1,6 @@
-"""``drivers.postgres.connections.cancel``: both ways of cancelling a statement (libpq 17's non-blocking cancel, and PQcancel
-in a thread for older libpq) cancel a running statement, and on a silent network path give up at their deadline
-while the event loop runs on. The end-to-end behaviour is in test_hung_database.py.
+"""``drivers.postgres.connections.cancel``: both ways of cancelling a statement (libpq 17's non-blocking cancel,
+and PQcancel in a thread for older libpq) cancel a running statement, and on a silent network path give up at
+their deadline while the event loop runs on. The end-to-end behaviour is in test_hung_database.py.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import structlog
 
 from gateway.contract.background import keep_running
-from gateway.databases.driver_loader import DriverCatalog
 from gateway.contract.driver_protocol import DatabasePool, PoolLimits, PoolStats
+from gateway.databases.driver_loader import DriverCatalog
 from gateway.errors import DatabaseUnavailable, UpstreamRefused
 from gateway.registry import DatabaseRecord
 

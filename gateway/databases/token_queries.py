@@ -21,8 +21,8 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from gateway.contract.driver_protocol import lingering_reported_to
-from gateway.errors import TooManyQueries
 from gateway.contract.waiting import wait_at_most
+from gateway.errors import TooManyQueries
 
 QueryKey = tuple[str, str]
 """``(token hash, local database name)``."""

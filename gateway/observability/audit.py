@@ -26,12 +26,12 @@ from typing import Any
 
 from aiohttp import web
 
-from gateway.request.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.observability.logbook import Loggers
 from gateway.registry import Registry, RegistryState, TableAddress
+from gateway.request.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
 from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST
 
 AUDIT_EVENT = "audit"
@@ -120,7 +120,8 @@ class Auditor:
             fields["query"] = tally.query
             if tally.query is not None and isinstance(error, TokenRequired | AccessDenied):
                 # Refused before the token was known to have a grant in that database: anyone can send
-                # this, so it keeps only the text's head (gateway.observability.log_bounds); a token holder's is kept whole.
+                # this, so it keeps only the text's head (gateway.observability.log_bounds); a token holder's
+                # is kept whole.
                 fields["query"], length = shortened(tally.query, UNAUTHORISED_QUERY_CHARS)
                 if length is not None:
                     fields["query_length"] = length

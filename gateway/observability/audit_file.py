@@ -32,8 +32,8 @@ from pathlib import Path
 
 import orjson
 
-from gateway.settings.config import ConfigError
 from gateway.observability.logbook import utc_timestamp
+from gateway.settings.config import ConfigError
 
 FILE_MODE = 0o600
 """The audit file holds query texts: readable by the gateway's account only."""

@@ -337,7 +337,7 @@ class Loggers:
 
 
 LOGGER = web.AppKey("logger", structlog.typing.FilteringBoundLogger)
-"""Where the app keeps its ``Loggers.structured`` (re-exported by ``gateway.web.keys``; ``gateway.observability.library_logs`` reads it)."""
+"""Where the app keeps its ``Loggers.structured``: re-exported by ``gateway.web.keys``, read by ``library_logs``."""
 
 
 def make_loggers(

@@ -32,7 +32,6 @@ from prometheus_client import (
     generate_latest,
 )
 
-from gateway.observability.audit import AUDITOR
 from gateway.contract.driver_protocol import PoolStats
 from gateway.errors import (
     AccessDenied,
@@ -42,6 +41,7 @@ from gateway.errors import (
     RefusalReason,
     TooManyQueries,
 )
+from gateway.observability.audit import AUDITOR
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.pool_metrics import PoolCollector
 from gateway.request.request_tasks import connection_closed

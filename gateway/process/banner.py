@@ -15,11 +15,11 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
+from gateway.observability.log_ring import LogLevel, LogQuery
+from gateway.observability.logbook import wants_console
 from gateway.settings.admin_token import ADMIN_TOKEN_FILE
 from gateway.settings.config import LoadedConfig
 from gateway.web.keys import DRIVERS, LOG_RING, LOGGER
-from gateway.observability.log_ring import LogLevel, LogQuery
-from gateway.observability.logbook import wants_console
 
 _NOT_SHOWN = {"event", "level", "timestamp", "pid", "instance"}
 

@@ -30,9 +30,9 @@ import attrs
 import orjson
 import structlog
 
-from gateway.settings.config import SECRET_SETTINGS, LoadedConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.observability.logbook import REDACTED, SecretRedactor
+from gateway.settings.config import SECRET_SETTINGS, LoadedConfig
 
 SET = "[set]"
 UNSET = "(unset)"

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.settings.config import POSTGRESQL_NEEDS_KEY, ConfigError, load_config
 from gateway.registry import (
     RegistryKind,
     RegistryLoadError,
@@ -28,6 +27,7 @@ from gateway.registry import (
     RegistryUnreachable,
     open_registry,
 )
+from gateway.settings.config import POSTGRESQL_NEEDS_KEY, ConfigError, load_config
 
 EXIT_FAILED = 2
 

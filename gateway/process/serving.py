@@ -31,10 +31,10 @@ import weakref
 import structlog
 from aiohttp import web
 
-from gateway.web.app import server_options
-from gateway.settings.config import GatewayConfig
-from gateway.web.keys import CONFIG, LOGGER, REQUEST_TASKS
 from gateway.observability.log_stream import flush_held_lines
+from gateway.settings.config import GatewayConfig
+from gateway.web.app import server_options
+from gateway.web.keys import CONFIG, LOGGER, REQUEST_TASKS
 
 LISTEN_BACKLOG = 128
 """Connections the kernel queues per listening socket until they are accepted (aiohttp's default)."""

@@ -43,11 +43,11 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from gateway.settings.config import GatewayConfig
-from gateway.web.keys import LOG_RING
 from gateway.observability.log_sharing import share_logs
 from gateway.observability.log_stream import flush_held_lines
 from gateway.process.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
+from gateway.settings.config import GatewayConfig
+from gateway.web.keys import LOG_RING
 
 STARTUP_GRACE_SECONDS = 2.0
 """A worker that exits sooner than this after its start is taken to have failed to start."""

@@ -26,8 +26,8 @@ import attrs
 import orjson
 
 from gateway.contract.driver_protocol import ColumnInfo, QueryResult, Row
-from gateway.errors import InternalError
 from gateway.contract.row_slices import SLICE_BYTES, rows_per_slice
+from gateway.errors import InternalError
 
 
 @attrs.frozen

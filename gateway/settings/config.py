@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 import cattrs
 
+from gateway.registry.location import RegistryKind, RegistryLocation
 from gateway.settings import config_checks as checks
 from gateway.settings.config_types import field_types, from_text, strict_converter
-from gateway.registry.location import RegistryKind, RegistryLocation
 
 ENV_PREFIX = "DBGATEWAY_"
 
@@ -88,7 +88,8 @@ class GatewayConfig:
     log_buffer_bytes: int = attrs.field(
         default=8 * 1024 * 1024, validator=attrs.validators.ge(checks.MIN_LOG_BUFFER_BYTES)
     )
-    """Bytes of log entries the ring buffer keeps at most, whatever their number (``gateway.observability.log_ring``)."""
+    """Bytes of log entries the ring buffer keeps at most, whatever their number
+    (``gateway.observability.log_ring``)."""
     log_level: str = attrs.field(
         default="info", converter=checks.lowercase, validator=checks.one_of("debug", "info", "warning", "error")
     )

@@ -18,8 +18,8 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from gateway.web.app import create_app, server_options
 from gateway.settings.config import structure_config
+from gateway.web.app import create_app, server_options
 
 ADMIN_TOKEN = "contract-kit-admin-token-0123456789"
 USER_TOKEN = "contract-kit-user-token-0123456789"

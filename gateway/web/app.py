@@ -8,12 +8,21 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from gateway.settings.admin_token import resolve_admin_token
+from gateway.contract.driver_protocol import PoolLimits
+from gateway.databases.driver_loader import DriverCatalog
+from gateway.databases.pools import DatabasePools
+from gateway.databases.token_queries import TokenQueryLimiter
 from gateway.observability.audit import AUDITOR, Auditor
 from gateway.observability.audit_file import AuditFile
+from gateway.observability.library_logs import library_logs
+from gateway.observability.log_ring import LogLevel, LogRing
+from gateway.observability.logbook import SecretRedactor, make_loggers, wants_console
+from gateway.observability.loop_lag import measure_loop_lag
+from gateway.observability.metrics import GatewayMetrics
+from gateway.registry import Registry, RegistryState, open_registry
+from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
+from gateway.settings.admin_token import resolve_admin_token
 from gateway.settings.config import GatewayConfig
-from gateway.databases.driver_loader import DriverCatalog
-from gateway.contract.driver_protocol import PoolLimits
 from gateway.web.keys import (
     ADMIN_TOKEN,
     CONFIG,
@@ -27,20 +36,11 @@ from gateway.web.keys import (
     REQUEST_LOG,
     TOKEN_QUERIES,
 )
-from gateway.observability.library_logs import library_logs
-from gateway.observability.log_ring import LogLevel, LogRing
-from gateway.observability.logbook import SecretRedactor, make_loggers, wants_console
-from gateway.observability.loop_lag import measure_loop_lag
-from gateway.observability.metrics import GatewayMetrics
 from gateway.web.middlewares import access_log_middleware, error_middleware, send_request_id
 from gateway.web.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.web.operations import add_routes, handler_operations
 from gateway.web.parameters import DocumentContext
-from gateway.databases.pools import DatabasePools
 from gateway.web.protocol_errors import install as install_json_protocol_errors
-from gateway.registry import Registry, RegistryState, open_registry
-from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
-from gateway.databases.token_queries import TokenQueryLimiter
 
 
 def setup_middlewares(app: web.Application) -> None:

@@ -27,12 +27,12 @@ from aiohttp import HttpVersion11, web
 
 from gateway.contract.driver_protocol import QueryResult
 from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
-from gateway.web.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.observability.getdata_tally import GetDataTally
-from gateway.web.keys import CONFIG, LOGGER
 from gateway.request.responses import getdata_media_type
 from gateway.results.result_formats import JSON, ResultFormat
 from gateway.results.result_rows import EncodedRows
+from gateway.web.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
+from gateway.web.keys import CONFIG, LOGGER
 
 SMALL_RESULT_BYTES = 256 * 1024
 WRITE_PIECE_BYTES = 1024 * 1024

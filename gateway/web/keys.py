@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from gateway.observability.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
-from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
-from gateway.observability.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
+from gateway.databases.pools import DatabasePools
+from gateway.databases.token_queries import TokenQueryLimiter
+from gateway.observability.audit import AUDITOR as AUDITOR  # defined beside Auditor: GetData's decorator reads it
 from gateway.observability.log_ring import LogRing
+from gateway.observability.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.observability.logbook import LOGGER as LOGGER  # defined beside Loggers: the library log bridge reads it
 from gateway.observability.logbook import FixedEventLogger, SecretRedactor
-from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics: its GetData decorator reads it
-from gateway.databases.pools import DatabasePools
+from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics: observe_getdata reads it
 from gateway.registry import Registry
 from gateway.request.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
-from gateway.databases.token_queries import TokenQueryLimiter
+from gateway.settings.config import GatewayConfig
 
 CONFIG = web.AppKey("config", GatewayConfig)
 ADMIN_TOKEN = web.AppKey("admin_token", str)

@@ -64,7 +64,8 @@ async def send_request_id(request: web.Request, response: web.StreamResponse) ->
 async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics.
 
-    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one; ``gateway.observability.log_bounds``).
+    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one;
+    ``gateway.observability.log_bounds``).
     """
     request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)

@@ -22,11 +22,11 @@ from typing import Any, TypeVar
 
 import attrs
 
-from gateway.settings.config import GatewayConfig
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.errors import BadRequest
-from gateway.web.inputs import RequestInputs
 from gateway.observability.logbook import SecretRedactor
+from gateway.settings.config import GatewayConfig
+from gateway.web.inputs import RequestInputs
 from gateway.web.openapi_schemas import TEXT, TEXT_OR_NUMBER, Schema
 
 InputsT = TypeVar("InputsT")

@@ -22,8 +22,8 @@ import psycopg2
 from drivers.postgres.connections.backend_slots import BackendSlots
 from gateway.contract.background import keep_running
 from gateway.contract.driver_protocol import AcquireWaitTally
-from gateway.errors import DatabaseUnavailable
 from gateway.contract.waiting import wait_at_most
+from gateway.errors import DatabaseUnavailable
 
 
 def first_line(exc: BaseException) -> str:

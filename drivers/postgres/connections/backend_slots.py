@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import collections
 
-from gateway.errors import DatabaseUnavailable
 from gateway.contract.waiting import wait_at_most
+from gateway.errors import DatabaseUnavailable
 
 
 class BackendSlots:

@@ -26,8 +26,8 @@ import aiopg
 import attrs
 import psycopg2
 
-from drivers.postgres.connections.backend_slots import BackendSlots
 from drivers.postgres.connections.acquire import first_line
+from drivers.postgres.connections.backend_slots import BackendSlots
 
 POLL_SECONDS = 1.0
 """Pause between two looks at ``pg_stat_activity`` while runaways exist."""

@@ -1,4 +1,7 @@
-"""Rows received before their array casters existed, cast once more (the gateway encodes rows: ``gateway.results.result_rows``)."""
+"""Rows received before their array casters existed, cast once more.
+
+The gateway encodes the rows afterwards (``gateway.results.result_rows``).
+"""
 
 from __future__ import annotations
 

@@ -56,19 +56,27 @@ import aiopg
 import psycopg2
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.connections.cancel import start_cancel
-from drivers.postgres.connections.acquire import acquire_live_connection, first_line, release_connection
-from drivers.postgres.results.deferred_casts import Finish, read_as_text
-from drivers.postgres.results.query_errors import cut_message, database_error, timeout_error
-from drivers.postgres.results.row_bounds import DISCARD_AFTER_ROW_BYTES, FETCH_BUDGET_BYTES, FetchPlan, bounded_sql, release_memory, row_too_large, set_cap_sql
-from drivers.postgres.results.missed_arrays import cast_missed_arrays
 from drivers.postgres.connections import statements
+from drivers.postgres.connections.acquire import acquire_live_connection, first_line, release_connection
+from drivers.postgres.connections.cancel import start_cancel
 from drivers.postgres.connections.runaways import RunawayBackends
+from drivers.postgres.results.deferred_casts import Finish, read_as_text
+from drivers.postgres.results.missed_arrays import cast_missed_arrays
+from drivers.postgres.results.query_errors import cut_message, database_error, timeout_error
+from drivers.postgres.results.row_bounds import (
+    DISCARD_AFTER_ROW_BYTES,
+    FETCH_BUDGET_BYTES,
+    FetchPlan,
+    bounded_sql,
+    release_memory,
+    row_too_large,
+    set_cap_sql,
+)
 from drivers.postgres.results.typecasters import TypeNameCache, adopt_result_types
 from gateway.contract.background import keep_running, retrieve_outcome
 from gateway.contract.driver_protocol import AcquireWaitTally, ColumnInfo, PoolLimits, QueryResult, Row, query_lingers
-from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
 from gateway.contract.waiting import wait_until
+from gateway.errors import DatabaseUnavailable, QueryFailed, ResultTooLarge
 
 CURSOR_NAME = "dbgw_cursor"
 """The server-side cursor each query is read through (one per transaction)."""

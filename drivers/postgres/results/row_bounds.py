@@ -27,8 +27,8 @@ from collections.abc import Callable
 import attrs
 import psycopg2
 
-from gateway.errors import ResultTooLarge
 from gateway.contract.row_slices import rows_per_slice
+from gateway.errors import ResultTooLarge
 
 ROW_CAP_SETTING = "dbgateway.row_cap"
 """The custom setting the wrapper reads the row cap from; set with ``set_config(..., true)`` before a FETCH."""

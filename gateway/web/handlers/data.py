@@ -16,13 +16,14 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, PayloadTooLarge
+from gateway.observability.getdata_tally import GetDataTally
+from gateway.observability.metrics import observe_getdata
+from gateway.request.auth import hash_user_token
+from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
 from gateway.web.getdata_body import answer
 from gateway.web.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
-from gateway.observability.getdata_tally import GetDataTally
-from gateway.observability.metrics import observe_getdata
 from gateway.web.named_inputs import local_database_name
 from gateway.web.operations import (
     ACCESS_DENIED,
@@ -37,7 +38,6 @@ from gateway.web.operations import (
     error_answer,
 )
 from gateway.web.parameters import parameter, required_text
-from gateway.results.result_formats import FORMATS, choose_format
 
 GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
 """The request's tally (``observe_getdata``), which the handler fills."""

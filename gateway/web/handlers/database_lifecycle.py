@@ -10,13 +10,22 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import SLOTS
-from gateway.web.connection_inputs import DATABASE_DATA, base_type, changed_connection, connection_changes, database_data
-from gateway.databases.driver_loader import connection_parameters
 from gateway.contract.driver_protocol import CatalogTable
-from gateway.errors import BadRequest
+from gateway.databases.driver_loader import connection_parameters
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.errors import BadRequest
+from gateway.observability.audit import AdminAction
+from gateway.registry import DatabaseRecord, RegistryState
+from gateway.registry.models import DatabaseRemoval
+from gateway.request.responses import success
+from gateway.web.connection_inputs import (
+    DATABASE_DATA,
+    base_type,
+    changed_connection,
+    connection_changes,
+    database_data,
+)
 from gateway.web.keys import AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY
 from gateway.web.named_inputs import DatabaseNameInputs, local_database_name
 from gateway.web.openapi_schemas import COUNT, NAME_LIST, TEXT, Component, one_element_array, success_object
@@ -31,9 +40,6 @@ from gateway.web.operations import (
     Operation,
     json_answer,
 )
-from gateway.registry import DatabaseRecord, RegistryState
-from gateway.registry.models import DatabaseRemoval
-from gateway.request.responses import success
 
 
 @attrs.frozen(kw_only=True)

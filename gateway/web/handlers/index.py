@@ -13,9 +13,9 @@ import orjson
 from aiohttp import web
 
 from gateway import __version__
+from gateway.request.responses import JSON_CONTENT_TYPE
 from gateway.web.openapi_schemas import HTML, JSON, Component, closed_object, success_object
 from gateway.web.operations import Access, Answer, Operation
-from gateway.request.responses import JSON_CONTENT_TYPE
 
 LINKS = {
     "openapi": "/openapi.json",

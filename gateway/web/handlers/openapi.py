@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gateway.request.responses import JSON_CONTENT_TYPE
 from gateway.web.openapi_document import OPENAPI_DOCUMENT
 from gateway.web.openapi_schemas import Component
 from gateway.web.operations import Access, Operation, json_answer
-from gateway.request.responses import JSON_CONTENT_TYPE
 
 
 async def openapi_document(request: web.Request, inputs: None) -> web.Response:

@@ -8,14 +8,23 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.observability.audit import AdminAction
-from gateway.request.auth import hash_user_token
 from gateway.errors import AccessDenied, BadRequest, TableNotFound
+from gateway.observability.audit import AdminAction
+from gateway.registry import RegistryState, TableAddress, TableRecord
+from gateway.request.auth import hash_user_token
+from gateway.request.responses import success
 from gateway.web.inputs import RequestInputs, find_table, table_identification
 from gateway.web.keys import AUDITOR, POOLS, REGISTRY
 from gateway.web.listing import LIST_ERRORS, NAME_LIST_ANSWER, ListInputs, answer_list
 from gateway.web.named_inputs import MAX_NAME_LENGTH, NAME, table_by_name_or_path
-from gateway.web.openapi_schemas import TEXT, TEXT_OR_NUMBER, Component, closed_object, one_element_array, success_object
+from gateway.web.openapi_schemas import (
+    TEXT,
+    TEXT_OR_NUMBER,
+    Component,
+    closed_object,
+    one_element_array,
+    success_object,
+)
 from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
@@ -31,8 +40,6 @@ from gateway.web.operations import (
     json_answer,
 )
 from gateway.web.parameters import ReadContext, Source, parameter
-from gateway.registry import RegistryState, TableAddress, TableRecord
-from gateway.request.responses import success
 
 
 @attrs.frozen(kw_only=True)
