@@ -209,3 +209,33 @@ def test_the_check_refuses_a_narrowed_table_read_outside_its_fence(
                                "tenant = 42 offset 0) t"), narrowing)
     verify_fenced(analysed("select * from (select id, balance, note from public.accounts where id = 5 and "
                            "tenant = 42 offset 0) t"), narrowing)
+
+
+def test_narrowed_decisions_are_reused_across_numeric_constants(
+    accounts_policy: GuardPolicy, narrowing: dict[tuple[str, str], TableGrant]
+) -> None:
+    """A point lookup with other ids is answered from the entry, exactly as a fresh check and rewrite answers."""
+    from drivers.postgres.guard.grants.narrowed_cache import NarrowedGuardCache
+    from drivers.postgres.guard.grants.table_grant import narrowing_key
+    from drivers.postgres.guard.inheritance import read_as_only
+
+    cache, key = NarrowedGuardCache(), narrowing_key(narrowing)
+
+    def fresh(text: str) -> Any:
+        return check_narrowed(text, GRANTED, accounts_policy, narrowing)
+
+    def outcome(decide: Any) -> Any:
+        try:
+            parsed = decide()
+        except (QueryRejected, QueryFailed) as refusal:
+            return ("refused", refusal.message)
+        return (parsed.sql, parsed.relations, parsed.fingerprint)
+
+    texts = [f"select * from public.accounts a where a.id = {n} and note like 'n%'" for n in (5, 6, 7, 123456)] + [
+        f"select repeat(note, {n}) from public.accounts where id = 1 /* {n} */" for n in (2, 3, 2000000)] + [
+        f"select * from public.accounts where id between {n} and {n + 10} order by id limit {n}" for n in (1, 2)]
+    for text in texts:
+        cached = outcome(lambda: cache.check(text, GRANTED, key, fresh, frozenset()))
+        assert cached == outcome(lambda: read_as_only(fresh(text).parsed, frozenset())), text
+    assert cache.hits >= 2  # ids 6 and 7 reuse the decision for 5; a repeat count is pinned, so 3 does not
+    assert cache.check(texts[2], GRANTED, key, fresh, frozenset()).sql.count("a.id = 7") == 2  # copied inside too

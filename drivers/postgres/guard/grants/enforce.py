@@ -36,6 +36,9 @@ class NarrowedQuery:
     """The rewritten statement as the guard checked it (the original's when nothing was narrowed)."""
     edits: tuple[TextEdit, ...]
     """The rewrite, by token of the original text without comments (empty: nothing narrowed)."""
+    seen: ParsedQuery
+    """The original text as the token's view checked it: the numeric constants whose values the decision
+    read are found there (the rewrite only copies the original's conditions)."""
 
 
 def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, narrowing: Narrowing) -> NarrowedQuery:
@@ -44,11 +47,11 @@ def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, 
     parsed = check_query(sql, granted, seen)
     key = narrowing_key({r: g for r, g in narrowing.items() if r in parsed.relations})
     if not key:
-        return NarrowedQuery(parsed, ())
+        return NarrowedQuery(parsed, (), parsed)
     rewritten, edits = _rewrite(sql, seen, key)
     final = check_query(rewritten, granted, policy)
     _verify(rewritten, policy, key)
-    return NarrowedQuery(attrs.evolve(final, fingerprint=parsed.fingerprint), edits)
+    return NarrowedQuery(attrs.evolve(final, fingerprint=parsed.fingerprint), edits, parsed)
 
 
 @functools.lru_cache(maxsize=1024)
