@@ -66,7 +66,7 @@ Key = str
 
 
 @attrs.frozen
-class _Entry:
+class CacheEntry:
     """The guard's decision for one key."""
 
     pinned: tuple[tuple[int, str], ...]
@@ -81,7 +81,7 @@ class GuardCache:
     """Decisions of the guard by key, the least recently used dropped beyond ``capacity``."""
 
     def __init__(self, capacity: int = 4096) -> None:
-        self._entries: collections.OrderedDict[Key, _Entry] = collections.OrderedDict()
+        self._entries: collections.OrderedDict[Key, CacheEntry] = collections.OrderedDict()
         self._answers: collections.OrderedDict[str, ParsedQuery] = collections.OrderedDict()
         """The last answers by exact text (texts up to ``MAX_EXACT_TEXT_CHARS``): a repeated text skips the scan."""
         # The event loop checks texts up to 2 KiB, the pool's guard thread those up to 16 KiB: both use the
@@ -111,23 +111,23 @@ class GuardCache:
                 self.exact_hits += 1
         if known is not None:
             return require_granted(known, granted)
-        tokens = _tokens(sql)
+        tokens = cache_tokens(sql)
         if tokens is None:
             return require_granted(read_as_only(fresh_check(sql), partitioned), granted)
-        key = _key(sql, tokens)
+        key = cache_key(sql, tokens)
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None and all(_text(sql, tokens[i]) == text for i, text in entry.pinned):
+        if entry is not None and all(token_text(sql, tokens[i]) == text for i, text in entry.pinned):
             with self._lock:
                 if key in self._entries:
                     self._entries.move_to_end(key)
                 self.hits += 1
-            rewritten = _statement(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
+            rewritten = statement_text(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
             answer = self._remember(sql, attrs.evolve(entry.template, sql=rewritten, range_vars=()))
             return require_granted(answer, granted)
         checked = fresh_check(sql)
         answer = read_as_only(checked, partitioned)
-        new_entry = _entry_for(sql, tokens, checked, answer, partitioned)
+        new_entry = entry_for(sql, tokens, checked, answer, partitioned)
         if new_entry is not None:
             with self._lock:
                 self._entries[key] = new_entry
@@ -147,7 +147,7 @@ class GuardCache:
         return answer
 
 
-def _tokens(sql: str) -> Sequence[Any] | None:
+def cache_tokens(sql: str) -> Sequence[Any] | None:
     if len(sql) > MAX_CACHED_QUERY_CHARS or "\x00" in sql:
         return None
     try:
@@ -157,7 +157,7 @@ def _tokens(sql: str) -> Sequence[Any] | None:
     return tokens if tokens else None
 
 
-def _text(sql: str, token: Any) -> str:
+def token_text(sql: str, token: Any) -> str:
     return sql[token.start : token.end + 1]
 
 
@@ -173,7 +173,7 @@ def _signature(text: str, kind: str) -> str:
     return f"N{numeric_printed(text)}"
 
 
-def _key(sql: str, tokens: Sequence[Any]) -> Key:
+def cache_key(sql: str, tokens: Sequence[Any]) -> Key:
     """``sql`` with each numeric constant replaced by its signature between NULs (no query holds a NUL)."""
     parts: list[str] = []
     copied = 0
@@ -186,7 +186,7 @@ def _key(sql: str, tokens: Sequence[Any]) -> Key:
     return "".join(parts)
 
 
-def _statement(edited: str, original: str, tokens: Sequence[Any], edits: Sequence[OnlyEdit]) -> str:
+def statement_text(edited: str, original: str, tokens: Sequence[Any], edits: Sequence[OnlyEdit]) -> str:
     """The statement's own text out of ``edited``: from its first token to its last but ';' and comments."""
     last = len(tokens) - 1
     while last > 0 and tokens[last].name in _SKIPPED_AT_END:
@@ -201,9 +201,9 @@ def _statement(edited: str, original: str, tokens: Sequence[Any], edits: Sequenc
     return edited[first:end]
 
 
-def _entry_for(
+def entry_for(
     sql: str, tokens: Sequence[Any], checked: ParsedQuery, answer: ParsedQuery, partitioned: frozenset[Any]
-) -> _Entry | None:
+) -> CacheEntry | None:
     """The entry for ``sql``'s key, or None when this query's decision cannot be reused safely."""
     lead = len(sql) - len(sql.lstrip())
     if not sql[lead:].startswith(checked.sql):
@@ -212,12 +212,12 @@ def _entry_for(
     sites = inherited_sites(checked.range_vars, partitioned)
     starts = [lead + len(encoded[: site.location].decode("utf-8")) for site in sites]
     edits = tuple(only_edits(tokens, starts))
-    rewritten = _statement(apply_only_edits(sql, tokens, edits), sql, tokens, edits)
+    rewritten = statement_text(apply_only_edits(sql, tokens, edits), sql, tokens, edits)
     if _significant(rewritten) != _significant(answer.sql):
         return None
     read_values = {lead + len(encoded[:location].decode("utf-8", errors="ignore")) for location in checked.value_locations}
-    pinned = _pinned(sql, tokens, read_values)
-    return _Entry(pinned=pinned, template=answer, edits=edits)
+    pinned = pinned_tokens(sql, tokens, read_values)
+    return CacheEntry(pinned=pinned, template=answer, edits=edits)
 
 
 def _significant(sql: str) -> list[str]:
@@ -225,10 +225,10 @@ def _significant(sql: str) -> list[str]:
     tokens = [token for token in parser.scan(sql) if token.name not in ("SQL_COMMENT", "C_COMMENT")]
     while tokens and tokens[-1].name == "ASCII_59":
         tokens.pop()
-    return [_text(sql, token) for token in tokens]
+    return [token_text(sql, token) for token in tokens]
 
 
-def _pinned(sql: str, tokens: Sequence[Any], read_values: set[int]) -> tuple[tuple[int, str], ...]:
+def pinned_tokens(sql: str, tokens: Sequence[Any], read_values: set[int]) -> tuple[tuple[int, str], ...]:
     """The numeric tokens that are not a constant node of their own, sit in a type name, or whose value the
     decision read (``read_values``: character offsets in ``sql``; a negative constant starts at its sign)."""
     tree = orjson.loads(parser.parse_sql_json(sql))
@@ -244,7 +244,7 @@ def _pinned(sql: str, tokens: Sequence[Any], read_values: set[int]) -> tuple[tup
             if token.name == "ASCII_45":  # a negative constant: its number is the next token
                 plain.discard(index + 1)
     return tuple(
-        (index, _text(sql, token))
+        (index, token_text(sql, token))
         for index, token in enumerate(tokens)
         if token.name in _NUMERIC and index not in plain
     )

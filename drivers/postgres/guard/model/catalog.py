@@ -158,7 +158,8 @@ class Catalog:
         object.__setattr__(self, "operators_by_name", {k: tuple(v) for k, v in operators.items()})
         object.__setattr__(self, "types_by_name",
                            {t.name: t for t in self.types.values() if t.schema == "pg_catalog"})
-        object.__setattr__(self, "relations_by_type", {r.row_type: r for r in self.relations.values()})
+        object.__setattr__(self, "relations_by_type",
+                           {r.row_type: r for r in self.relations.values() if not r.narrowed})
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Catalog:

@@ -66,7 +66,7 @@ class Columns(AnalyzerBase):
         if schema is None:
             return state.item_named(name)
         relation = self.catalog.relations.get((schema, name))
-        if relation is None:
+        if relation is None or relation.narrowed:  # read as a sub-select named ``name``: no schema prefix
             return None
         return state.item_named(name, schema, relation.oid)
 

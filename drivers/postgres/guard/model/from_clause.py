@@ -97,7 +97,7 @@ class FromClause(AnalyzerBase):
         entry = RangeEntry("relation", alias or name, rename(columns, colnames, alias or name))
         entry.relation, entry.has_alias = relation, alias is not None
         entry.inherited, entry.location, entry.row_type = bool(body.get("inh")), body.get("location", -1), \
-            relation.row_type
+            RECORD if relation.narrowed else relation.row_type
         return entry
 
     def _range_subselect(self, body: Raw, state: ParseState) -> RangeEntry:

@@ -66,6 +66,7 @@ class Selects(AnalyzerBase):
         state.expr_kind = "SELECT"
         query.targets = self.target_list(body.get("targetList"), state)
         query.where = self.where_clause(body.get("whereClause"), state, "WHERE")
+        query.where_raw = body.get("whereClause")
         query.having = self.where_clause(body.get("havingClause"), state, "HAVING")
         query.sort = self.sort_clause(body.get("sortClause"), query.targets, state)
         query.group = self.group_clause(body.get("groupClause"), query.targets, state)

@@ -165,11 +165,14 @@ class RelationInfo:
     """``reltype``: its row type."""
     columns: tuple[Column, ...]
     """Its columns in order, dropped ones left out."""
+    narrowed: bool = False
+    """Seen through a token's narrowed grant (``grants/``): only the granted columns, and read as a sub-select
+    (no system columns, its whole row an anonymous record)."""
 
     @property
     def has_system_columns(self) -> bool:
         """True for relations that store rows (views and composite types have no system columns)."""
-        return self.kind in ("r", "m", "f", "p")
+        return self.kind in ("r", "m", "f", "p") and not self.narrowed
 
 
 @attrs.frozen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from drivers.postgres.guard.model.ir.constructs import SubLink
 from drivers.postgres.guard.model.ir.expressions import Expr, walk
@@ -120,6 +121,8 @@ class Query:
         self.has_window_functions = False
         self.recursive = False
         self.recursive_cte = False
+        self.where_raw: dict[str, Any] | None = None
+        """The WHERE clause as pglast's raw tree has it (``grants/rewrite.py`` copies its conditions)."""
         """This query is a recursive CTE's (its UNION keeps every distinct row in a hash table)."""
 
     @property
