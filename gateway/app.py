@@ -41,6 +41,7 @@ from gateway.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
+from gateway.webconsole import add_console_routes
 
 
 def setup_middlewares(app: web.Application) -> None:
@@ -131,6 +132,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     # Every operation is declared beside its handler; the document is built from the same declarations.
     operations = handler_operations()
     add_routes(app, operations, config)
+    add_console_routes(app)  # a page for people, not an operation: not in the document (docs/console.md)
     app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers))
     setup_middlewares(app)
     app.cleanup_ctx.append(library_logs)
