@@ -13,7 +13,7 @@
  * that breaks off (the gateway cut it, docs/api.md) is an error, never a file.
  */
 import { getData } from './api.js';
-import { AnswerReader } from './json_stream.js';
+import { AnswerReader, IncompleteAnswer } from './json_stream.js';
 
 /**
  * Run `query` on `database` into `table` (results.js); `onProgress(rowsSoFar)` after each piece.
@@ -30,7 +30,15 @@ export async function runIntoTable({ database, query, signal, table, onProgress 
   const decoder = new TextDecoder();
   const stream = response.body.getReader();
   for (;;) {
-    const { done, value } = await stream.read();
+    let piece;
+    try {
+      piece = await stream.read();
+    } catch (error) {
+      if (error.name === 'AbortError') throw error; // the person pressed Stop
+      // The connection broke mid-answer (the gateway cut it, docs/api.md, or the network did).
+      throw new IncompleteAnswer(`the connection broke after ${reader.rowsSeen} rows: ${error.message}`);
+    }
+    const { done, value } = piece;
     if (done) break;
     reader.push(decoder.decode(value, { stream: true }));
     table.draw();
