@@ -19,7 +19,7 @@ const plural = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 let running = null; // the AbortController of the query being read, if any
 
-const editor = new SqlEditor({ textarea: $('editor'), highlight: $('highlight'), gutter: $('gutter'), onRun: run });
+const editor = new SqlEditor({ textarea: $('editor'), highlight: $('highlight'), gutter: $('gutter') });
 const table = new ResultTable({
   wrap: $('table-wrap'), table: $('result'), more: $('more'),
   dialog: $('value-dialog'), dialogWhere: $('value-where'), dialogText: $('value-text'), dialogClose: $('value-close'),
@@ -181,8 +181,8 @@ $('query-form').addEventListener('submit', (event) => {
   run();
 });
 $('query-form').addEventListener('keydown', (event) => {
-  // The editor runs on Ctrl/Cmd+Enter itself; from the database list the same keys run the query too.
-  if (!event.defaultPrevented && event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+  // Ctrl+Enter (Cmd+Enter on a Mac) runs the query from the editor or the database list.
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
     event.preventDefault();
     run();
   }

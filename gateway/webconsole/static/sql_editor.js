@@ -9,24 +9,23 @@
  * line of the text, and the <pre> follows the textarea's scrolling.
  *
  * Tab is left to the browser (it moves the focus out: the page is usable with
- * the keyboard alone); Ctrl+Enter or Cmd+Enter runs the query.
+ * the keyboard alone); Ctrl+Enter or Cmd+Enter, which runs the query, is the
+ * query form's (main.js), so it works from the database list too.
  */
 import { tokenize } from './sql_tokens.js';
 
 export class SqlEditor {
   /**
-   * @param {{textarea: HTMLTextAreaElement, highlight: HTMLElement, gutter: HTMLElement, onRun: function()}} parts
+   * @param {{textarea: HTMLTextAreaElement, highlight: HTMLElement, gutter: HTMLElement}} parts
    */
-  constructor({ textarea, highlight, gutter, onRun }) {
+  constructor({ textarea, highlight, gutter }) {
     this.textarea = textarea;
     this.highlight = highlight;
     this.gutter = gutter;
-    this.onRun = onRun;
     this.lines = 0;
     this.pending = false;
     textarea.addEventListener('input', () => this.scheduleDraw());
     textarea.addEventListener('scroll', () => this.followScroll());
-    textarea.addEventListener('keydown', (event) => this.keydown(event));
     this.draw();
   }
 
@@ -43,13 +42,6 @@ export class SqlEditor {
 
   focus() {
     this.textarea.focus();
-  }
-
-  keydown(event) {
-    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      this.onRun();
-    }
   }
 
   /** Typing fast redraws once per frame, not once per key. */
