@@ -77,7 +77,7 @@ async def test_paste_a_token_see_the_tables_run_a_query_and_read_it(
     assert headers == [[column["name"], column["type"]] for column in answer["columns"]]
     rows = await result_rows(page)
     assert rows[0][:5] == ["1", "first", "9.50", "9007199254740993", "0.5"]  # the bigint as the gateway wrote it
-    assert rows[0][5:7] == ['["gift","red"]', '{"n":1,"gift":true}']
+    assert rows[0][5:7] == ['["gift","red"]', '{"n": 1, "gift": true}']  # json as the database wrote it
     # NULL is marked apart from the text 'NULL'.
     assert await page.evaluate("document.querySelector('#result tbody tr:nth-child(2) td:nth-child(2) .null') !== null")
     assert await page.evaluate("document.querySelector('#result tbody tr:nth-child(3) td:nth-child(2) .null') === null")

@@ -6,7 +6,9 @@
  * then "row_count" and "truncated". The reader is fed the text as it is
  * received and calls onColumns once and onRow for each row as soon as the row
  * is complete, so the table shows the first rows while the rest still comes.
- * Rows are handed on, never kept here: memory is what the table keeps.
+ * Rows are handed on, never kept here: memory is what the table keeps. A json
+ * or array value keeps the text it was sent as, beside its parsed form, so the
+ * table shows what the database wrote, as the CSV download does.
  *
  * Why not NDJSON, which is simpler to split: its lines carry no column types,
  * and the table shows them. Why not JSON.parse per row: it rounds bigints and
@@ -17,12 +19,14 @@
  * connection dropped) is an IncompleteAnswer at end(), never a short table
  * taken for the whole one.
  */
-import { Num } from './values.js';
+import { Num, Structured } from './values.js';
 
 /** The answer's text ended before its end: the rows received are not the whole answer. */
 export class IncompleteAnswer extends Error {}
 
-const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?/y;
+// A number is read as the run of characters a number may hold, then checked: "0." may be "0.5" in the next piece.
+const NUMBER_RUN = /[-+0-9.eE]+/y;
+const NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$/;
 const LITERALS = { t: ['true', true], f: ['false', false], n: ['null', null] };
 const SPACE = /[ \t\r\n]*/y;
 
@@ -46,13 +50,20 @@ export class AnswerReader {
     this.columns = null;
     this.rowsSeen = 0;
     this.stringScan = 0; // how far an unfinished string was already scanned, so it is not scanned again
+    this.keepFrom = null; // where a row's json or array value begins, while it is open
   }
 
   /** Feed the next piece of the answer's text. */
   push(piece) {
-    this.text = this.text.slice(this.at) + piece;
-    this.stringScan = Math.max(0, this.stringScan - this.at);
-    this.at = 0;
+    // What was read is dropped, except the text of a json or array value still open in a row (kept whole).
+    const cut = this.keepFrom === null ? this.at : Math.min(this.at, this.keepFrom);
+    this.text = this.text.slice(cut) + piece;
+    this.stringScan = Math.max(0, this.stringScan - cut);
+    this.at -= cut;
+    if (this.keepFrom !== null) {
+      this.keepFrom -= cut;
+      this.stack[4].start -= cut;
+    }
     while (this.step(false)) { /* each step consumes one token */ }
   }
 
@@ -120,7 +131,13 @@ export class AnswerReader {
       const parent = this.stack[this.stack.length - 1];
       // The rows are the array under "data" in the answer's one object; they are handed on, not kept.
       const rows = !this.plain && char === '[' && this.stack.length === 2 && parent.key === 'data';
-      this.stack.push({ value: char === '{' ? new Map() : [], key: null, rows });
+      const frame = { value: char === '{' ? new Map() : [], key: null, rows };
+      if (!this.plain && this.stack.length === 4 && this.stack[2].rows) {
+        // A json or array value of a row: its text is kept to show as written (the database's json layout).
+        frame.start = at;
+        this.keepFrom = at;
+      }
+      this.stack.push(frame);
       this.at = at + 1;
       this.expect = char === '{' ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
       return true;
@@ -139,18 +156,23 @@ export class AnswerReader {
       this.at = at + word.length;
       return this.complete(parsed);
     }
-    NUMBER.lastIndex = at;
-    const match = NUMBER.exec(this.text);
-    if (match === null) return this.fail(at);
+    NUMBER_RUN.lastIndex = at;
+    const run = NUMBER_RUN.exec(this.text);
+    if (run === null) return this.fail(at);
     // A number that reaches the end of the text may go on in the next piece.
-    if (NUMBER.lastIndex === this.text.length && !final) return false;
-    this.at = NUMBER.lastIndex;
-    return this.complete(new Num(match[0]));
+    if (NUMBER_RUN.lastIndex === this.text.length && !final) return false;
+    if (!NUMBER.test(run[0])) return this.fail(at);
+    this.at = NUMBER_RUN.lastIndex;
+    return this.complete(new Num(run[0]));
   }
 
   close(at, top) {
     this.stack.pop();
     this.at = at + 1;
+    if (top.start !== undefined) {
+      this.keepFrom = null;
+      return this.complete(new Structured(this.text.slice(top.start, at + 1), top.value));
+    }
     return this.complete(top.rows ? null : top.value);
   }
 

@@ -15,17 +15,26 @@ export class Num {
   }
 }
 
+/** A json or array value of a row: the text the gateway sent, and that text parsed (Maps, arrays, Nums). */
+export class Structured {
+  constructor(text, value) {
+    this.text = text;
+    this.value = value;
+  }
+}
+
 /** The value as one line of text: strings as they are, numbers as written, structures as compact JSON. */
 export function textOf(value) {
   if (value === null) return '';
   if (typeof value === 'string') return value;
-  if (value instanceof Num) return value.text;
+  if (value instanceof Num || value instanceof Structured) return value.text;
   if (typeof value === 'boolean') return String(value);
   return jsonText(value, '', '');
 }
 
 /** The value for the whole-value view: structures indented, so a large json value can be read. */
 export function wholeTextOf(value) {
+  if (value instanceof Structured) return jsonText(value.value, '\n', '  ');
   if (value instanceof Map || Array.isArray(value)) return jsonText(value, '\n', '  ');
   return textOf(value);
 }
