@@ -29,8 +29,6 @@ from typing import Any
 
 import aiohttp
 
-from scripts.ensure_chromium import find_chromium
-
 START_TIMEOUT = 30.0
 COMMAND_TIMEOUT = 30.0
 

@@ -24,7 +24,8 @@ from typing import Any
 import orjson
 import pytest
 
-from chromium import Cdp, CdpError, ChromiumProcess, find_chromium
+from chromium import Cdp, CdpError, ChromiumProcess
+from scripts.ensure_chromium import find_chromium
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SCREENSHOTS = Path(os.environ.get("DBGATEWAY_SCREENSHOTS", REPOSITORY / "build" / "console-screenshots"))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import orjson
 
-from console_page import OpenPage, Page, chromium, open_page  # noqa: F401  (fixtures)
-from console_shop import SHOP_SQL, TOKEN, api_answer, served_shop  # noqa: F401
+from console_page import OpenPage, Page
+from console_shop import SHOP_SQL  # noqa: F401  (the shop_database fixture reads the module's SHOP_SQL)
+from console_shop import api_answer, served_shop
 from held_proxy import HeldProxy
 from support import GatewayFactory
 from test_webconsole_flow import paste_token, result_rows, run_in_editor

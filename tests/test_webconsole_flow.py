@@ -11,11 +11,10 @@ import csv
 import io
 
 import orjson
-from aiohttp.test_utils import TestClient
 
-from console_page import Page, chromium, js, open_page  # noqa: F401  (fixtures)
-from console_page import OpenPage
-from console_shop import GRANTED, LONG_NOTE, SHOP_SQL, TOKEN, api_answer, console_url, served_shop  # noqa: F401
+from console_page import OpenPage, Page
+from console_shop import SHOP_SQL  # noqa: F401  (the shop_database fixture reads the module's SHOP_SQL)
+from console_shop import GRANTED, LONG_NOTE, TOKEN, api_answer, console_url, served_shop
 from support import GatewayFactory
 
 ORDERS_QUERY = "SELECT id, note, total, big, ratio, tags, details, placed\nFROM public.orders\nORDER BY id"
@@ -70,6 +69,7 @@ async def test_paste_a_token_see_the_tables_run_a_query_and_read_it(
     await run_in_editor(page, ORDERS_QUERY)
     await page.wait_for("document.querySelector('#status').textContent === '4 rows.'", "the answer's row count")
     status, body = await api_answer(client, "shop", ORDERS_QUERY)
+    assert status == 200
     answer = orjson.loads(body)[0]
     headers = await page.evaluate(
         "[...document.querySelectorAll('#result th')].map(h => [...h.children].map(c => c.textContent))"
@@ -102,7 +102,7 @@ async def test_paste_a_token_see_the_tables_run_a_query_and_read_it(
     for format, button in (("csv", "#download-csv"), ("ndjson", "#download-ndjson")):
         await page.click(button)
         await page.wait_for(
-            f"document.querySelector('#download-state').textContent.startsWith('Saved ')", f"the {format} download"
+            "document.querySelector('#download-state').textContent.startsWith('Saved ')", f"the {format} download"
         )
         name = (await page.text("#download-state")).split()[1]
         saved = await page.downloaded(name)

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient
 
 from gateway.openapi_document import OPENAPI_DOCUMENT
 from gateway.webconsole.routes import ASSETS, PAGE, POLICY, STATIC
-from support import GatewayFactory, ADMIN_TOKEN
+from support import ADMIN_TOKEN, GatewayFactory
 
 EXPECTED_POLICY = {
     "default-src": "'none'",
@@ -52,9 +52,8 @@ def tags_of(page: str) -> list[tuple[str, dict[str, str | None]]]:
 
 async def plain_get(client: TestClient, path: str, **headers: str) -> tuple[aiohttp.ClientResponse, bytes]:
     """GET without the contract check: the console's answers are not in the OpenAPI document."""
-    async with aiohttp.ClientSession() as session:
-        async with session.get(client.make_url(path), headers=headers) as response:
-            return response, await response.read()
+    async with aiohttp.ClientSession() as session, session.get(client.make_url(path), headers=headers) as response:
+        return response, await response.read()
 
 
 @pytest.mark.parametrize("path", ["/console", "/console/", "/console/assets/main.js", "/console/assets/console.css"])

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from console_page import OpenPage, Page, chromium, js, open_page  # noqa: F401  (fixtures)
-from console_shop import HOSTILE, HOSTILE_COLUMN, SHOP_SQL, TOKEN, console_url, served_shop  # noqa: F401
+from console_page import OpenPage, Page
+from console_shop import SHOP_SQL  # noqa: F401  (the shop_database fixture reads the module's SHOP_SQL)
+from console_shop import HOSTILE, HOSTILE_COLUMN, TOKEN, console_url, served_shop
 from support import GatewayFactory
 from test_webconsole_flow import paste_token, run_in_editor
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 
-from console_page import OpenPage, Page, chromium, js, open_page  # noqa: F401  (fixtures)
-from console_shop import HOSTILE, SHOP_SQL, api_answer, console_url, served_shop  # noqa: F401
+from console_page import OpenPage, Page, js
+from console_shop import SHOP_SQL  # noqa: F401  (the shop_database fixture reads the module's SHOP_SQL)
+from console_shop import HOSTILE, api_answer, console_url, served_shop
 from support import GatewayFactory
 
 TRICKY_QUERY = """SELECT o.*, E'say "hi" \\\\ back\\nslash' AS escapes, '☃ 😀 é' AS wide, '' AS empty,

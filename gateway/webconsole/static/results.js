@@ -6,7 +6,7 @@
  * Trusted Types policy makes the browser refuse HTML from a string anyway.
  * NULL is a marked cell (class "null", the word in italics and a dotted frame),
  * apart from the text 'NULL'. Columns of numeric types are aligned right. A
- * value longer than SHORT characters or of several lines is shortened, with a
+ * value longer than SHORT (60) characters or of several lines is shortened, with a
  * button that opens it whole in a dialog.
  *
  * At most PAGE rows are drawn at first, and PAGE more each time "Show more
@@ -16,7 +16,7 @@
 import { isNumericType, textOf, wholeTextOf } from './values.js';
 
 export const PAGE = 500;
-export const SHORT = 80;
+export const SHORT = 60;
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
