@@ -29,6 +29,8 @@ class HeldProxy:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.held_bytes = 0
         """Bytes of answers kept back so far."""
+        self.closed_by_clients = 0
+        """Connections the client (the browser) closed."""
 
     async def __aenter__(self) -> HeldProxy:
         self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
@@ -66,6 +68,8 @@ class HeldProxy:
         down = asyncio.create_task(self._pump(server_reader, client_writer, held=True))
         self._tasks.update((up, down))
         await asyncio.wait((up, down), return_when=asyncio.FIRST_COMPLETED)
+        if up.done() and client_reader.at_eof():
+            self.closed_by_clients += 1
         for writer in (client_writer, server_writer):
             self._writers.discard(writer)
             writer.transport.abort()

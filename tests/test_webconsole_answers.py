@@ -13,7 +13,7 @@ from console_page import OpenPage, Page
 from console_shop import SHOP_SQL  # noqa: F401  (the shop_database fixture reads the module's SHOP_SQL)
 from console_shop import api_answer, served_shop
 from held_proxy import HeldProxy
-from support import GatewayFactory
+from support import GatewayFactory, wait_until
 from test_webconsole_flow import paste_token, result_rows, run_in_editor
 
 NUMBERS_QUERY = "SELECT n, filler FROM public.numbers ORDER BY n"
@@ -119,7 +119,7 @@ async def test_the_first_rows_show_while_a_large_answer_streams(
 async def test_stop_keeps_what_came_and_says_it_is_not_whole(
     make_gateway: GatewayFactory, shop_database: str, open_page: OpenPage
 ) -> None:
-    """Stop ends the read: the rows received stay, marked as not the whole answer."""
+    """Stop ends the read and closes the connection: the rows received stay, marked as not the whole answer."""
     client = await served_shop(make_gateway, shop_database)
     async with HeldProxy(client.port) as proxy:
         page = await open_page(f"http://127.0.0.1:{proxy.port}/console")
@@ -128,7 +128,11 @@ async def test_stop_keeps_what_came_and_says_it_is_not_whole(
         await page.wait_for("document.querySelector('#status').textContent.startsWith('Stopped after')", "stopped")
         assert "not the whole answer" in await page.text("#status")
         assert await page.evaluate("document.querySelector('#stop').disabled && !document.querySelector('#run').disabled")
-        proxy.release()
+
+        # The browser closed its connection, as any client that leaves: the gateway cancels a query still running
+        # then (docs/operations.md, status 499), or has already sent the rest of a short one.
+        await wait_until(lambda: proxy.closed_by_clients > 0, 15, "the browser's connection closed")
+
 
 
 async def test_an_answer_that_breaks_off_is_never_shown_as_whole(
