@@ -151,3 +151,19 @@ async def test_an_answer_that_breaks_off_is_never_shown_as_whole(
         # The browser saw the body end without its last chunk; that is the one error this test expects.
         assert page.errors and all("ERR_INCOMPLETE_CHUNKED_ENCODING" in error for error in page.errors)
         page.errors.clear()
+
+
+async def test_forget_while_an_answer_streams_keeps_nothing_of_it(
+    make_gateway: GatewayFactory, shop_database: str, open_page: OpenPage
+) -> None:
+    """Forget during a read: the read stops and neither its rows nor a history entry come back afterwards."""
+    client = await served_shop(make_gateway, shop_database)
+    async with HeldProxy(client.port) as proxy:
+        page = await open_page(f"http://127.0.0.1:{proxy.port}/console")
+        await start_streaming(page, proxy)
+        await page.click("#forget")
+        await page.wait_for("!document.querySelector('#run').disabled", "the read ended")
+        await wait_until(lambda: proxy.closed_by_clients > 0, 15, "the browser's connection closed")
+        assert await page.evaluate("sessionStorage.length") == 0
+        assert await page.evaluate("document.querySelectorAll('#result tbody tr, #history li').length") == 0
+        assert await page.text("#status") == ""

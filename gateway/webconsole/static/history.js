@@ -21,7 +21,9 @@ export class QueryHistory {
   entries() {
     try {
       const kept = JSON.parse(sessionStorage.getItem(HISTORY_KEY) || '[]');
-      return Array.isArray(kept) ? kept : [];
+      const fields = ['database', 'query', 'outcome', 'at'];
+      // Only entries this version wrote: another version's (or a hand-edited) entry is left out, not drawn wrong.
+      return Array.isArray(kept) ? kept.filter((e) => e && fields.every((f) => typeof e[f] === 'string')) : [];
     } catch {
       return []; // written by another version of the console: start again
     }

@@ -18,6 +18,7 @@ const say = (id, text) => { $(id).textContent = text; };
 const plural = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
 let running = null; // the AbortController of the query being read, if any
+let session = 0; // counts Forget presses: a query that ends after one writes nothing back (no history, no status)
 
 const editor = new SqlEditor({ textarea: $('editor'), highlight: $('highlight'), gutter: $('gutter') });
 const table = new ResultTable({
@@ -71,6 +72,7 @@ $('token-form').addEventListener('submit', (event) => {
 });
 
 $('forget').addEventListener('click', () => {
+  session += 1;
   if (running) running.abort();
   tokenStore.forget();
   history.forget();
@@ -147,33 +149,50 @@ async function run() {
   setRunning(new AbortController());
   table.reset();
   say('status', 'Running…');
+  const started = session;
   let outcome;
   try {
-    const end = await runIntoTable({
+    outcome = answered(await runIntoTable({
       ...asked, signal: running.signal, table, onProgress: (rows) => say('status', `Receiving… ${plural(rows, 'row')} so far.`),
-    });
-    outcome = plural(end.rowCount, 'row');
-    say('status', `${outcome}.`);
-    if (end.truncated) {
-      outcome += ', cut';
-      $('cut').textContent = `Cut at the gateway's row limit (${end.rowLimit} rows): the query has more rows than`
-        + ' these. Add a LIMIT or a narrower WHERE to read the rest in parts.';
-      $('cut').hidden = false;
-    }
+    }));
   } catch (error) {
-    const received = plural(table.rows.length, 'row');
-    if (error.name === 'AbortError') {
-      outcome = 'stopped';
-      say('status', `Stopped after ${received}: not the whole answer.`);
-    } else {
-      outcome = error.code || 'broke off';
-      say('status', table.rows.length ? `${received} received before the failure.` : '');
-      showError(error);
-    }
+    outcome = failed(error);
   } finally {
     setRunning(null);
   }
+  if (started !== session) {
+    // Forget was pressed while it ran: the tab keeps nothing of this query, neither its answer nor its history.
+    table.reset();
+    clearMessages();
+    say('status', '');
+    return;
+  }
   history.add(asked.database, asked.query, outcome);
+}
+
+/** Show a whole answer's count, and the mark when the row limit cut it; its outcome for the history. */
+function answered(end) {
+  let outcome = plural(end.rowCount, 'row');
+  say('status', `${outcome}.`);
+  if (end.truncated) {
+    outcome += ', cut';
+    $('cut').textContent = `Cut at the gateway's row limit (${end.rowLimit} rows): the query has more rows than`
+      + ' these. Add a LIMIT or a narrower WHERE to read the rest in parts.';
+    $('cut').hidden = false;
+  }
+  return outcome;
+}
+
+/** Show why a query did not give a whole answer (the rows received stay); its outcome for the history. */
+function failed(error) {
+  const received = plural(table.rows.length, 'row');
+  if (error.name === 'AbortError') {
+    say('status', `Stopped after ${received}: not the whole answer.`);
+    return 'stopped';
+  }
+  say('status', table.rows.length ? `${received} received before the failure.` : '');
+  showError(error);
+  return error.code || 'broke off';
 }
 
 $('query-form').addEventListener('submit', (event) => {
