@@ -41,7 +41,7 @@ from gateway.protocol_errors import install as install_json_protocol_errors
 from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
 from gateway.token_queries import TokenQueryLimiter
-from gateway.webconsole import add_console_routes
+from gateway.webconsole.routes import add_console_routes
 
 
 def setup_middlewares(app: web.Application) -> None:

@@ -16,7 +16,7 @@ from gateway.driver_loader import DriverCatalog
 from gateway.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.operations import handler_operations
 from gateway.parameters import DocumentContext
-from gateway.webconsole import CONSOLE_PATHS
+from gateway.webconsole.routes import CONSOLE_PATHS
 from openapi_contract import ResponseContract, canonical_path, default_document
 from support import (
     GatewayFactory,

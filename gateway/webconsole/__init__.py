@@ -7,9 +7,3 @@ two routes that serve it (``routes``) and the files they serve (``static/``:
 the HTML page, its stylesheet and its JavaScript modules, written here, with no
 third-party code and no build step).
 """
-
-from __future__ import annotations
-
-from gateway.webconsole.routes import CONSOLE_PATHS, POLICY, add_console_routes
-
-__all__ = ["CONSOLE_PATHS", "POLICY", "add_console_routes"]
