@@ -52,9 +52,11 @@ run: $(BIN)/dbgateway
 	$(BIN)/dbgateway serve
 
 ## test: install into .venv-test (with the test tools and the example driver), make sure PostgreSQL answers
-## (starting the local cluster if stopped), run every test: tests/ and the contract kit against the example driver
+## (starting the local cluster if stopped) and Chromium is installed (apt-get install -y chromium if missing, for
+## the console's browser tests), run every test: tests/ and the contract kit against the example driver
 test: $(TEST_BIN)/pytest
 	$(TEST_BIN)/python scripts/ensure_postgres.py
+	$(TEST_BIN)/python scripts/ensure_chromium.py
 	$(TEST_BIN)/pytest $(PYTEST_ARGS)
 
 ## bench: install, make sure PostgreSQL answers and wrk is installed (apt-get if missing), run bench/run.py

@@ -11,6 +11,7 @@ import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from console_page import chromium, open_page  # noqa: F401  (the console's browser fixtures)
 from drivers.postgres.guard.model.catalog import CATALOG_SQL
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient
 from gateway import __version__
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
-LINKS = ["/openapi.json", "/healthz", "/readyz", "/metrics"]
+LINKS = ["/console", "/openapi.json", "/healthz", "/readyz", "/metrics"]
 
 
 @pytest.mark.parametrize("accept", [None, "*/*", "application/json", "text/html, application/json"])

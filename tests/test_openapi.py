@@ -16,6 +16,7 @@ from gateway.databases.driver_loader import DriverCatalog
 from gateway.web.openapi_document import OPENAPI_DOCUMENT, build_document
 from gateway.web.operations import handler_operations
 from gateway.web.parameters import DocumentContext
+from gateway.web.console.routes import CONSOLE_PATHS
 from openapi_contract import ResponseContract, canonical_path, default_document
 from support import (
     GatewayFactory,
@@ -40,8 +41,15 @@ def documented_operations(document: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def served_operations(client: TestClient) -> set[tuple[str, str]]:
-    """(method, path) of every route, trailing-slash twins folded into the documented spelling."""
-    return {(route.method, canonical_path(route.resource.canonical)) for route in client.app.router.routes()}
+    """(method, path) of every route, trailing-slash twins folded into the documented spelling.
+
+    The console's page and assets are left out: a page for people, not an operation (docs/console.md).
+    """
+    return {
+        (route.method, canonical_path(route.resource.canonical))
+        for route in client.app.router.routes()
+        if route.resource.canonical not in CONSOLE_PATHS
+    }
 
 
 def gateway_error_codes() -> set[str]:

@@ -41,6 +41,7 @@ from gateway.web.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.web.operations import add_routes, handler_operations
 from gateway.web.parameters import DocumentContext
 from gateway.web.protocol_errors import install as install_json_protocol_errors
+from gateway.web.console.routes import add_console_routes
 
 
 def setup_middlewares(app: web.Application) -> None:
@@ -131,6 +132,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     # Every operation is declared beside its handler; the document is built from the same declarations.
     operations = handler_operations()
     add_routes(app, operations, config)
+    add_console_routes(app)  # a page for people, not an operation: not in the document (docs/console.md)
     app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers))
     setup_middlewares(app)
     app.cleanup_ctx.append(library_logs)

@@ -18,6 +18,7 @@ from gateway.web.openapi_schemas import HTML, JSON, Component, closed_object, su
 from gateway.web.operations import Access, Answer, Operation
 
 LINKS = {
+    "console": "/console",
     "openapi": "/openapi.json",
     "healthz": "/healthz",
     "readyz": "/readyz",
@@ -32,6 +33,7 @@ DOCS = {
 """The documentation in the gateway's source tree (not served); ``/openapi.json`` is the served description."""
 
 _DESCRIPTIONS = {
+    "console": "the console: paste a user token, see its tables, run read-only SQL, download the answer",
     "openapi": "every operation, machine-readable (OpenAPI 3.1)",
     "healthz": "the process is alive",
     "readyz": "the registry is loaded (add ?databases=1 to try every database)",
