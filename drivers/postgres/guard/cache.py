@@ -41,6 +41,7 @@ give the same tokens as the guard's own rewrite, else nothing is kept.
 from __future__ import annotations
 
 import collections
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -63,6 +64,23 @@ _NUMERIC = frozenset({"ICONST", "FCONST"})
 _SKIPPED_AT_END = frozenset({"ASCII_59", "SQL_COMMENT", "C_COMMENT"})  # ';' and comments after the statement
 
 Key = str
+ExactKey = str | tuple[str, tuple[str | None, ...]]
+"""A query's exact text, with its parameters' values when it has some."""
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def parameter_signature(parameters: tuple[str | None, ...]) -> str:
+    """What the guard reads of parameter values it does not read the value of: a number's length and printed
+    size (their type comes from the query, not the value), every other value as it is."""
+    parts = []
+    for value in parameters:
+        if value is None:
+            parts.append("\0n")
+        elif _NUMBER.fullmatch(value.strip()):
+            parts.append(f"\0#{len(value)}:{numeric_printed(value.strip())}")
+        else:
+            parts.append("\0s" + value.replace("\0", "\0\0"))
+    return "".join(parts)
 
 
 @attrs.frozen
@@ -75,6 +93,8 @@ class CacheEntry:
     """The first query's checked form: relations, functions and fingerprint hold for every query of the key."""
     edits: tuple[OnlyEdit, ...]
     """The ONLY rewrite, by token index."""
+    pinned_parameters: tuple[tuple[int, str | None], ...] = ()
+    """(n, value) of the parameters ``$n`` whose value the decision depends on."""
 
 
 class GuardCache:
@@ -82,7 +102,7 @@ class GuardCache:
 
     def __init__(self, capacity: int = 4096) -> None:
         self._entries: collections.OrderedDict[Key, CacheEntry] = collections.OrderedDict()
-        self._answers: collections.OrderedDict[str, ParsedQuery] = collections.OrderedDict()
+        self._answers: collections.OrderedDict[ExactKey, ParsedQuery] = collections.OrderedDict()
         """The last answers by exact text (texts up to ``MAX_EXACT_TEXT_CHARS``): a repeated text skips the scan."""
         # The event loop checks texts up to 2 KiB, the pool's guard thread those up to 16 KiB: both use the
         # entries. Longer texts go to the pool's child process (process.py) and never reach this cache.
@@ -99,49 +119,55 @@ class GuardCache:
         granted: frozenset[tuple[str, str]],
         fresh_check: Callable[[str], ParsedQuery],
         partitioned: frozenset[tuple[str, str]],
+        parameters: tuple[str | None, ...] = (),
     ) -> ParsedQuery:
         """What ``read_as_only(fresh_check(sql), partitioned)`` answers, from an entry when one applies.
 
-        ``fresh_check`` is the guard without its grant check; the grant check runs here, on every query.
+        ``fresh_check`` is the guard without its grant check (for these ``parameters``, the values of
+        ``$1``..``$n``); the grant check runs here, on every query.
         """
+        exact: ExactKey = (sql, parameters) if parameters else sql
         with self._lock:
-            known = self._answers.get(sql)
+            known = self._answers.get(exact)
             if known is not None:
-                self._answers.move_to_end(sql)
+                self._answers.move_to_end(exact)
                 self.exact_hits += 1
         if known is not None:
             return require_granted(known, granted)
         tokens = cache_tokens(sql)
         if tokens is None:
             return require_granted(read_as_only(fresh_check(sql), partitioned), granted)
-        key = cache_key(sql, tokens)
+        key = cache_key(sql, tokens) + parameter_signature(parameters)
         with self._lock:
             entry = self._entries.get(key)
-        if entry is not None and all(token_text(sql, tokens[i]) == text for i, text in entry.pinned):
+        if entry is not None and all(token_text(sql, tokens[i]) == text for i, text in entry.pinned) and all(
+                parameters[n - 1] == value for n, value in entry.pinned_parameters):
             with self._lock:
                 if key in self._entries:
                     self._entries.move_to_end(key)
                 self.hits += 1
             rewritten = statement_text(apply_only_edits(sql, tokens, entry.edits), sql, tokens, entry.edits)
-            answer = self._remember(sql, attrs.evolve(entry.template, sql=rewritten, range_vars=()))
+            answer = self._remember(exact, attrs.evolve(entry.template, sql=rewritten, range_vars=()))
             return require_granted(answer, granted)
         checked = fresh_check(sql)
         answer = read_as_only(checked, partitioned)
         new_entry = entry_for(sql, tokens, checked, answer, partitioned)
         if new_entry is not None:
+            new_entry = attrs.evolve(new_entry, pinned_parameters=tuple(
+                (n, parameters[n - 1]) for n in sorted(checked.parameters_read) if n <= len(parameters)))
             with self._lock:
                 self._entries[key] = new_entry
                 self._entries.move_to_end(key)
                 while len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
-            self._remember(sql, answer)
+            self._remember(exact, answer)
         return require_granted(answer, granted)
 
-    def _remember(self, sql: str, answer: ParsedQuery) -> ParsedQuery:
-        """Keep ``answer`` for the exact text ``sql`` (a short one): the same text again needs no scan."""
-        if len(sql) <= MAX_EXACT_TEXT_CHARS:
+    def _remember(self, exact: ExactKey, answer: ParsedQuery) -> ParsedQuery:
+        """Keep ``answer`` for the exact text (and parameters) of a short query: the same again needs no scan."""
+        if len(exact if isinstance(exact, str) else exact[0]) <= MAX_EXACT_TEXT_CHARS:
             with self._lock:
-                self._answers[sql] = answer
+                self._answers[exact] = answer
                 while len(self._answers) > self._capacity:
                     self._answers.popitem(last=False)
         return answer

@@ -32,6 +32,7 @@ from drivers.postgres.guard.model.ir import (
     FieldSelect,
     MinMax,
     OpCall,
+    Param,
     Query,
     RowCompare,
     Xml,
@@ -145,11 +146,12 @@ class LevelChecks(AllowedChecks, WorkCharges):
                 f"{limits.max_data_amplification:,} (max_data_amplification)",
                 reason=RefusalReason.FUNCTION)
 
-def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], frozenset[int]]:
+def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], frozenset[int], frozenset[int]]:
     """Raise ``QueryRejected`` unless every level of ``root`` keeps to ``policy``.
 
-    Answers the functions the query runs, and the byte locations of the numeric constants whose values the
-    decision read (``Const.value_read``): the guard cache keys those by value.
+    Answers the functions the query runs, the byte locations of the numeric constants whose values the
+    decision read (``Const.value_read``), and the numbers of the parameters whose values it read: the guard
+    cache keys those by value.
     """
     model = SizeModel(policy.catalog, root)
     functions: set[str] = set()
@@ -158,6 +160,8 @@ def check_query_tree(root: Query, policy: GuardPolicy) -> tuple[frozenset[str], 
     for query in queries:
         LevelChecks(policy, model, query, functions, budget, repeats, sends_rows=query is root).run()
     budget.check()
-    read = {expr.location for query in queries for top in query.expressions() for expr in walk(top)
-            if isinstance(expr, Const) and expr.value_read and expr.literal in ("integer", "numeric")}
-    return frozenset(functions), frozenset(read)
+    constants = [expr for query in queries for top in query.expressions() for expr in walk(top)
+                 if isinstance(expr, Const) and expr.value_read]
+    read = {const.location for const in constants if const.literal in ("integer", "numeric")}
+    parameters = {const.number for const in constants if isinstance(const, Param)}
+    return frozenset(functions), frozenset(read), frozenset(parameters)

@@ -2,7 +2,7 @@
 
 ``process.LongTextGuard`` starts it and talks to it over its standard
 input and output, one request at a time: a request is a pickled
-``(sql, source, partitioned)`` behind its length (8 bytes, big-endian); the
+``(sql, source, partitioned, parameters)`` behind its length (8 bytes, big-endian); the
 answer likewise. ``source`` is the pool's ``PolicySource`` in the first request and
 None after it: the child builds the policy once and keeps it. The answer is what
 the pool's guard thread answered for such a text, without the grant check:
@@ -59,14 +59,14 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         request = read_message(requests)
         if request is None:
             return
-        sql, source, partitioned = request
+        sql, source, partitioned, parameters = request
         answer: tuple[Any, ...]
         try:
             if source is not None:
                 policy = source.build_policy()
             if policy is None:
                 raise RuntimeError("no policy was sent before the first query")
-            outcome = checked_outcome(sql, policy)
+            outcome = checked_outcome(sql, policy, parameters)
             if isinstance(outcome, Refusal):
                 answer = ("refused", outcome)
             else:

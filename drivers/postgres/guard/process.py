@@ -90,19 +90,20 @@ class LongTextGuard:
         """Queries answered from the decisions kept here, without the child (for tests)."""
 
     async def check(self, sql: str, partitioned: frozenset[tuple[str, str]],
-                    granted: frozenset[tuple[str, str]] | None = None) -> ParsedQuery:
+                    granted: frozenset[tuple[str, str]] | None = None,
+                    parameters: tuple[str | None, ...] = ()) -> ParsedQuery:
         """``read_as_only(check_query(sql, granted, policy), partitioned)``, as the guard thread answers it.
 
         The grant check of an accepted query is the caller's (``require_granted``); a refused one is checked
         against ``granted`` first (unless None), so a refusal never describes an ungranted table."""
-        key = (sql, partitioned)
+        key = (sql, partitioned, parameters)
         answer = self._answers.get(key)
         if answer is not None:
             self._answers.move_to_end(key)
             self.remembered += 1
         else:
             # Shielded: a request cancelled while the child reads its text must not leave an answer unread.
-            exchange = asyncio.ensure_future(self._exchange(sql, partitioned))
+            exchange = asyncio.ensure_future(self._exchange(sql, partitioned, parameters))
             exchange.add_done_callback(retrieve_outcome)  # a cancelled request leaves it unawaited
             answer = await asyncio.shield(exchange)
             if answer[0] != "failed":
@@ -116,7 +117,8 @@ class LongTextGuard:
             raise_refusal(answer[1], granted)
         raise RuntimeError(f"the SQL guard's child process failed: {answer[1]}")
 
-    async def _exchange(self, sql: str, partitioned: frozenset[tuple[str, str]]) -> tuple[Any, ...]:
+    async def _exchange(self, sql: str, partitioned: frozenset[tuple[str, str]],
+                        parameters: tuple[str | None, ...] = ()) -> tuple[Any, ...]:
         async with self._exchanging:
             if self._closed:
                 raise RuntimeError("the pool is closed")
@@ -125,7 +127,7 @@ class LongTextGuard:
                 child, first = await self._start_child(), True
             assert child.stdin is not None and child.stdout is not None
             try:
-                child.stdin.write(framed((sql, self._source if first else None, partitioned)))
+                child.stdin.write(framed((sql, self._source if first else None, partitioned, parameters)))
                 await child.stdin.drain()
                 head = await child.stdout.readexactly(LENGTH_BYTES)
                 body = await child.stdout.readexactly(int.from_bytes(head, "big"))

@@ -54,6 +54,11 @@ class ParsedQuery:
     fingerprint: str = ""
     """pglast's fingerprint of the statement as sent: equal for queries that differ only in constants, spacing,
     comments (``inheritance.py`` keeps it through the ONLY rewrite, so the audit names the query the client sent)."""
+    parameter_types: tuple[int, ...] = ()
+    """The type OID deduced for each ``$n`` (issue 23): the values are bound to the statement as these types."""
+    parameters_read: frozenset[int] = frozenset()
+    """The ``n`` of each ``$n`` whose value the decision read (a count, a dimension): ``cache.py`` reuses the
+    decision only for the same values of those."""
     value_locations: frozenset[int] = frozenset()
     """UTF-8 byte offsets in ``sql`` of the numeric constants whose values the guard's decision read (a
     ``repeat`` count, an ``array_fill`` dimension): ``cache.py`` reuses the decision only for the same values."""
@@ -123,7 +128,8 @@ def _walk(sql: str) -> tuple[SelectTreeWalker, dict, str, int]:
 
 
 def _parsed(walker: SelectTreeWalker, text: str, start: int, functions: frozenset[str],
-            value_locations: frozenset[int] = frozenset()) -> ParsedQuery:
+            value_locations: frozenset[int] = frozenset(), parameter_types: tuple[int, ...] = (),
+            parameters_read: frozenset[int] = frozenset()) -> ParsedQuery:
     return ParsedQuery(
         sql=text,
         relations=frozenset(walker.relations),
@@ -131,6 +137,8 @@ def _parsed(walker: SelectTreeWalker, text: str, start: int, functions: frozense
         range_vars=tuple(attrs.evolve(site, location=site.location - start) for site in walker.range_vars),
         fingerprint=parser.fingerprint(text),
         value_locations=frozenset(location - start for location in value_locations if location >= start),
+        parameter_types=parameter_types,
+        parameters_read=parameters_read,
     )
 
 
@@ -166,7 +174,7 @@ def check_type_name(type_name: dict, policy: GuardPolicy) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _checked(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
+def _checked(sql: str, policy: GuardPolicy, parameters: tuple[str | None, ...] = ()) -> ParsedQuery | Refusal:
     relations: frozenset[tuple[str, str]] | None = None
     try:
         walker, body, text, start = _walk(sql)
@@ -180,23 +188,23 @@ def _checked(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
                 f"function {display_name(name)} is not allowed: {policy.functions.refusal_reason(name)}",
                 reason=RefusalReason.FUNCTION,
             )
-        analyzer = Analyzer(policy.catalog, policy.coercions)
+        analyzer = Analyzer(policy.catalog, policy.coercions, parameters)
         try:
             query = analyzer.analyze_statement(body)
         except RecursionError:
             raise Unsupported("the query is nested too deeply to be checked") from None
-        functions, value_locations = check_query_tree(query, policy)
+        functions, value_locations, parameters_read = check_query_tree(query, policy)
         value_locations |= analyzer.value_locations
     except AnalysisError as error:
         return Refusal(error.message, error.reason, relations, database_error=True)
     except QueryRejected as refusal:
         return Refusal(refusal.message, refusal.reason, relations)
-    return _parsed(walker, text, start, functions, value_locations)
+    return _parsed(walker, text, start, functions, value_locations, tuple(analyzer.parameter_types), parameters_read)
 
 
-def checked_outcome(sql: str, policy: GuardPolicy) -> ParsedQuery | Refusal:
+def checked_outcome(sql: str, policy: GuardPolicy, parameters: tuple[str | None, ...] = ()) -> ParsedQuery | Refusal:
     """Passes 1, 3 and 4 of the guard (no grant check): the checked query, or why it is refused."""
-    return _checked(sql, policy)
+    return _checked(sql, policy, tuple(parameters))
 
 
 def raise_refusal(refusal: Refusal, granted: frozenset[tuple[str, str]] | None) -> None:
@@ -208,9 +216,11 @@ def raise_refusal(refusal: Refusal, granted: frozenset[tuple[str, str]] | None) 
     raise QueryRejected(refusal.message, reason=refusal.reason)
 
 
-def check_query(sql: str, granted: frozenset[tuple[str, str]] | None, policy: GuardPolicy) -> ParsedQuery:
-    """Every pass of the guard; the grant check (unless ``granted`` is None) before any refusal of the model."""
-    outcome = _checked(sql, policy)
+def check_query(sql: str, granted: frozenset[tuple[str, str]] | None, policy: GuardPolicy,
+                parameters: tuple[str | None, ...] = ()) -> ParsedQuery:
+    """Every pass of the guard, with the values of ``$1``..``$n`` (``parameters``) where the query has them; the
+    grant check (unless ``granted`` is None) before any refusal of the model."""
+    outcome = _checked(sql, policy, tuple(parameters))
     if isinstance(outcome, Refusal):
         raise_refusal(outcome, granted)
     assert isinstance(outcome, ParsedQuery)

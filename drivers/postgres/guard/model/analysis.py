@@ -12,6 +12,7 @@ It raises ``AnalysisError`` where PostgreSQL would raise an error, and
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import attrs
 import orjson
@@ -31,6 +32,7 @@ from drivers.postgres.guard.model.operators import Operators
 from drivers.postgres.guard.model.resolution import Resolver
 from drivers.postgres.guard.model.scope import ParseState
 from drivers.postgres.guard.model.selects import Selects
+from drivers.postgres.guard.model.types import UNKNOWN
 
 MAX_NESTING = 1000
 """Deepest expression nesting the analyser follows (it recurses; PostgreSQL's own limit is its stack)."""
@@ -61,16 +63,27 @@ class Analysis:
 class Analyzer(Selects, Clauses, FromClause, Calls, Operators, Columns, Expressions, Coercing):
     """PostgreSQL's parse analysis for one SELECT, over one catalog."""
 
-    def __init__(self, catalog: Catalog, coercions: Coercions | None = None) -> None:
+    def __init__(self, catalog: Catalog, coercions: Coercions | None = None,
+                 parameters: Sequence[str | None] = ()) -> None:
         self.catalog = catalog
         self.coercions = coercions or Coercions(catalog)
         self.resolver = Resolver(catalog, self.coercions)
         self.value_locations: set[int] = set()
         """Byte locations of numeric constants whose value the analysis read (``ORDER BY 2``: a position)."""
+        self.parameter_values = tuple(parameters)
+        self.parameter_types = []
 
     def analyze_statement(self, statement: dict) -> Query:
-        """Analyse one raw SelectStmt body."""
-        return self.statement(statement, ParseState())
+        """Analyse one raw SelectStmt body; every ``$n`` must end with a deduced type (``check_variable_parameters``),
+        and every value sent must be one the query uses."""
+        query = self.statement(statement, ParseState())
+        for number, type_oid in enumerate(self.parameter_types, start=1):
+            if type_oid == UNKNOWN:
+                raise AnalysisError(f"could not determine data type of parameter ${number}")
+        if len(self.parameter_values) > len(self.parameter_types):
+            raise AnalysisError(f"{len(self.parameter_values)} parameters were sent, but the query uses "
+                                f"{len(self.parameter_types)}")
+        return query
 
 
 def parse_select(sql: str) -> dict:

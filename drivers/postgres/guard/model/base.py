@@ -28,6 +28,10 @@ class AnalyzerBase:
     coercions: Coercions
     resolver: Resolver
     value_locations: set[int]
+    parameter_values: tuple[str | None, ...]
+    """The values sent beside the query for ``$1``..``$n`` (text, or None for NULL)."""
+    parameter_types: list[int]
+    """The type deduced for each ``$n`` so far (``unknown`` until a coercion says)."""
 
     # expressions.py
     def expr(self, node: Raw | None, state: ParseState) -> Expr:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from drivers.postgres.guard.errors import AnalysisError
 from drivers.postgres.guard.model.base import AnalyzerBase
 from drivers.postgres.guard.model.coercion import Context, Path
-from drivers.postgres.guard.model.ir import Cast, Collate, Const, Expr, Row
+from drivers.postgres.guard.model.ir import Cast, Collate, Const, Expr, Param, Row
 from drivers.postgres.guard.model.types import (
     ANY,
     ANYARRAY,
@@ -54,6 +54,8 @@ class Coercing(AnalyzerBase):
         if target in _CONTAINER_PSEUDO and source != UNKNOWN:
             base = catalog.base_type(source)
             return Cast(base, -1, expr, "relabel", explicit=explicit) if base != source else expr
+        if source == UNKNOWN and isinstance(expr, Param):
+            return self._deduce_parameter(expr, target)
         if source == UNKNOWN and isinstance(expr, Const):
             base, base_typmod = catalog.base_type_and_typmod(target, typmod)
             constant = Const(base, expr.text, expr.literal, expr.location,
@@ -76,6 +78,18 @@ class Coercing(AnalyzerBase):
             return expr
         raise AnalysisError(f"failed to find conversion function from {catalog.type_display(source)} to "
                             f"{catalog.type_display(target)}")
+
+    def _deduce_parameter(self, param: Param, target: int) -> Param:
+        """``variable_coerce_param_hook``: the first coercion of an untyped ``$n`` gives ``$n`` its type; a later
+        reference of the still untyped parameter must be coerced to the same one."""
+        deduced = self.parameter_types[param.number - 1]
+        if deduced == UNKNOWN:
+            self.parameter_types[param.number - 1] = target
+        elif deduced != target:
+            raise AnalysisError(f"inconsistent types deduced for parameter ${param.number}",
+                                hint=f"{self.catalog.type_display(deduced)} versus "
+                                     f"{self.catalog.type_display(target)}")
+        return Param(target, param.number, param.text, param.location)
 
     def _build(self, expr: Expr, source: int, target: int, typmod: int, context: Context, path: Path,
                function_oid: int, explicit: bool) -> Expr:

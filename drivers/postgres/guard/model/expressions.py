@@ -24,6 +24,7 @@ from drivers.postgres.guard.model.ir import (
     Expr,
     Grouping,
     MinMax,
+    Param,
     Row,
     SubLink,
     Subscript,
@@ -132,8 +133,15 @@ class Expressions(AnalyzerBase):
         return self.column_ref(body, state)
 
     def _expr_ParamRef(self, body: Raw, state: ParseState) -> Expr:
-        number = body.get("number", 0)
-        raise Unsupported(f"${number} parameters are not supported: write the value of ${number} into the query")
+        """``variable_paramref_hook``: ``$n`` of the type deduced so far (``unknown`` until a coercion says)."""
+        number = int(body.get("number", 0))
+        values = self.parameter_values
+        if number < 1 or number > len(values):
+            raise Unsupported(f"${number} has no value: send the query's parameters beside it ({len(values)} were "
+                              "sent)" if number >= 1 else f"there is no parameter ${number}")
+        while len(self.parameter_types) < number:
+            self.parameter_types.append(UNKNOWN)
+        return Param(self.parameter_types[number - 1], number, values[number - 1], body.get("location", -1))
 
     def _expr_TypeCast(self, body: Raw, state: ParseState) -> Expr:
         target, typmod = resolve_type_name(self.catalog, body["typeName"])

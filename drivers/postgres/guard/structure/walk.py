@@ -279,7 +279,5 @@ class SelectTreeWalker:
         return (), ctes_in_scope
 
     def _check_ParamRef(self, node: dict, ctes_in_scope: frozenset[str]) -> _Checked:
-        raise QueryRejected(
-            f"$1 parameters are not supported: write the value of ${node.get('number', '?')} into the query",
-            reason=RefusalReason.CONSTRUCT,
-        )
+        # $n: a value sent beside the text (issue 23), typed and sized by the analysis; nothing to walk.
+        return (), ctes_in_scope

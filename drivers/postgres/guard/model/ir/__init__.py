@@ -35,6 +35,7 @@ from drivers.postgres.guard.model.ir.expressions import (
     Const,
     Expr,
     OpCall,
+    Param,
     RowCompare,
     Var,
     field,
@@ -44,7 +45,7 @@ from drivers.postgres.guard.model.ir.query import ColumnSlot, Query, RangeEntry,
 
 __all__ = [
     "Array", "ArrayOp", "BoolOp", "Call", "Case", "CaseTest", "Cast", "Coalesce", "Collate", "ColumnSlot",
-    "Const", "Expr", "FieldSelect", "Grouping", "MinMax", "OpCall", "Query", "RangeEntry", "Row", "RowCompare",
+    "Const", "Expr", "FieldSelect", "Grouping", "MinMax", "OpCall", "Param", "Query", "RangeEntry", "Row", "RowCompare",
     "SetOpColumn", "SortItem", "SubLink", "SubSelectColumn", "Subscript", "Target", "Test", "ValueFunction",
     "Var", "Window", "Xml", "field", "subqueries", "walk",
 ]

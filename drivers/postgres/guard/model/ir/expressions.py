@@ -50,6 +50,20 @@ class Const(Expr):
         decision then depends on it, and its cache must not reuse the decision for another value."""
 
 
+class Param(Const):
+    """``$n``: a value the client sends beside the query (issue 23), typed as PostgreSQL deduces a variable
+    parameter's type (``parse_param.c``: from the first place that coerces it; ``unknown`` until then). Its
+    ``text`` is the value sent (None for NULL): sizes and costs read it as they read a literal's, and
+    ``parsed_as`` is the type whose input function will read it."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, type_oid: int, number: int, text: str | None, location: int = -1) -> None:
+        super().__init__(type_oid, text, "parameter", location, parsed_as=type_oid if type_oid != 705 else 0)
+        self.number = number
+        """``n`` of ``$n``."""
+
+
 class Var(Expr):
     """A column of a range table entry (``column`` 0: the whole row; negative: a system column)."""
 
