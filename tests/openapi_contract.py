@@ -139,19 +139,27 @@ class ResponseContract:
         validator = self._validator(_absolute(content[media_type]["schema"]))
         return self._schema_problems(where, validator, media_type, body, JSON_MEDIA_TYPES)
 
-    def request_problems(self, method: str, path: str, query: Mapping[str, str], body: Any) -> list[str]:
-        """What in a request breaks the operation's declared parameters and body; empty when nothing does."""
+    def request_problems(self, method: str, path: str, query: Mapping[str, list[str]], body: Any) -> list[str]:
+        """What in a request breaks the operation's declared parameters and body; empty when nothing does.
+
+        ``query`` holds every value of each name: a parameter declared as an exploded array takes them all."""
         operation = self.operation(method, path)
         if operation is None:
             return []
         where = f"{method} {path} (request)"
         declared = {p["name"]: p for p in (self._resolved(p) for p in operation.get("parameters", []))}
         problems = []
-        for name, value in query.items():
+        for name, values in query.items():
             if name not in declared:
                 problems.append(f"{where}: query parameter {name!r} is not declared (declared: {sorted(declared)})")
                 continue
-            problems.extend(f"{where}: {name}={value!r}: {p}" for p in self._value_problems(declared[name]["schema"], value))
+            parameter = declared[name]
+            if parameter.get("explode") and self._resolved(parameter["schema"]).get("type") == "array":
+                validator = self._validator(_absolute(parameter["schema"]))
+                problems.extend(f"{where}: {name}={values!r}: {e.message}" for e in validator.iter_errors(values))
+                continue
+            for value in values:
+                problems.extend(f"{where}: {name}={value!r}: {p}" for p in self._value_problems(parameter["schema"], value))
         if body is not None:
             request_body = operation.get("requestBody")
             if request_body is None:
@@ -210,7 +218,7 @@ class ContractCheckedClient(TestClient):
         if outside_the_document(path) and status < 400:
             return  # the console's page and files; its errors are the contract's JSON, checked as any error
         if 200 <= status < 300:
-            query = {name: response.url.query[name] for name in response.url.query}
+            query = {name: response.url.query.getall(name) for name in response.url.query}
             self.contract_problems.extend(contract.request_problems(method, path, query, _sent_body(sent)))
         self.contract_problems.extend(contract.head_problems(method, path, status, response.content_type, response.headers))
         length = response.headers.get("Content-Length")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -241,13 +241,16 @@ class PostgresPool:
                 self._partitioned_tables = frozenset((str(schema), str(name)) for schema, name in rows)
             return self._partitioned_tables
 
-    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> ParsedQuery:
+    async def check_query(self, sql: str, granted: frozenset[TableRef], *,
+                          parameters: Sequence[str | None] = ()) -> ParsedQuery:
         policy = await self.query_policy()
         partitioned = await self.partitioned_tables()
+        values = tuple(parameters)
 
         def checked() -> ParsedQuery:
             # The cache runs the grant check itself; the guard checks everything else once per key.
-            return self.guard_cache.check(sql, granted, lambda text: check_query(text, granted, policy), partitioned)
+            return self.guard_cache.check(
+                sql, granted, lambda text: check_query(text, granted, policy, values), partitioned, values)
 
         if len(sql) <= INLINE_CHECK_CHARS:
             return checked()
@@ -255,17 +258,17 @@ class PostgresPool:
             # Turning a 100 KiB text's parse tree into Python objects holds the GIL for tens of milliseconds,
             # in any thread: such texts (which the guard cache does not keep) are checked in a child process.
             assert self._long_texts is not None  # made with the policy
-            return require_granted(await self._long_texts.check(sql, partitioned, granted), granted)
+            return require_granted(await self._long_texts.check(sql, partitioned, granted, values), granted)
         # Parsing and walking up to 16 KiB of SQL takes up to some 10 ms: on the event loop, every other
         # request of the process would wait that long. One thread per pool takes them in turn; pglast
         # parses without the GIL and the walk yields it every few milliseconds.
         return await asyncio.get_running_loop().run_in_executor(self._guard_thread, checked)
 
-    def run_query(self, checked: ParsedQuery) -> Any:
-        return self._run_query(checked)
+    def run_query(self, checked: ParsedQuery, *, parameters: Sequence[str | None] = ()) -> Any:
+        return self._run_query(checked, tuple(parameters))
 
     @asynccontextmanager
-    async def _run_query(self, checked: ParsedQuery) -> AsyncIterator[QueryResult]:
+    async def _run_query(self, checked: ParsedQuery, parameters: tuple[str | None, ...]) -> AsyncIterator[QueryResult]:
         pool = await self._aiopg_pool()
         async with run_query(
             pool,
@@ -276,6 +279,7 @@ class PostgresPool:
             acquire_waits=self._acquire_waits,
             multi_batch=self._multi_batch_queries,
             runaways=self._runaways,
+            parameters=parameters,
         ) as result:
             yield result
 

@@ -293,18 +293,33 @@ class DatabasePool(Protocol):
         """Columns in ordinal order, read live; ``None`` when the relation no longer exists."""
         ...
 
-    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> CheckedQuery:
+    async def check_query(
+        self, sql: str, granted: frozenset[TableRef], *, parameters: Sequence[str | None] = ()
+    ) -> CheckedQuery:
         """Refuse (``QueryRejected``) anything but one read-only query over ``granted``.
 
         Returns the checked query for ``run_query``: the driver's own object, of which
         the gateway reads only ``relations`` and ``fingerprint``. Async because a driver
         may need the database's catalog to decide (e.g. which functions exist);
         it should cache whatever does not depend on ``granted``.
+
+        ``parameters`` are the values of the query's positional parameters (``$1``..``$n``
+        for PostgreSQL; None is SQL NULL, every other value text, as GetData's ``params``
+        and ``param`` inputs give them). The gateway passes the keyword only when the
+        request sent values, so a driver without parameters needs no change; one that
+        takes them checks the text with them (sizes may depend on the values), refuses a
+        count that does not match the query's parameters (``QueryRejected``, naming what
+        to fix), and never splices a value into the text: ``run_query`` gets the same
+        values and has the database bind them.
         """
         ...
 
-    def run_query(self, checked: Any) -> AbstractAsyncContextManager[QueryResult]:
-        """Execute a checked query; the connection is returned clean when the context ends."""
+    def run_query(
+        self, checked: Any, *, parameters: Sequence[str | None] = ()
+    ) -> AbstractAsyncContextManager[QueryResult]:
+        """Execute a checked query with the values ``check_query`` saw (passed only when there are some; a value
+        the database refuses for its parameter's type is ``QueryFailed`` naming the parameter); the connection
+        is returned clean when the context ends."""
         ...
 
     def stats(self) -> PoolStats:

@@ -19,6 +19,9 @@ from gateway.registry import RegistryState, TableAddress, TableRecord
 
 PATH_FIELDS = ("database", "folder", "table")
 
+REPEATED_INPUTS = frozenset({"param"})
+"""Query-string inputs given once per value, in order (GetData's ``param``: the values of $1, $2, ...)."""
+
 
 @attrs.frozen
 class RequestInputs:
@@ -28,6 +31,8 @@ class RequestInputs:
     """Query-string parameters (each given once)."""
     body: Mapping[str, Any]
     """The JSON body's fields; empty when there is no body."""
+    repeated: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict)
+    """The ``REPEATED_INPUTS`` given in the query string: every value, in the order given."""
 
     def get(self, name: str) -> str | None:
         """The field's text from either source; None when absent; 400 when they disagree."""
@@ -49,15 +54,19 @@ class RequestInputs:
 async def read_inputs(request: web.Request, *, body_allowed: bool, max_body_bytes: int) -> RequestInputs:
     """Collect inputs; the body is read only for operations that accept one."""
     query: dict[str, str] = {}
+    repeated: dict[str, tuple[str, ...]] = {}
     for name in request.query:
         values = request.query.getall(name)
+        if name in REPEATED_INPUTS:
+            repeated[name] = tuple(values)
+            continue
         if len(set(values)) > 1:
             raise AmbiguousRequest(f"parameter {name!r} is given more than once with different values")
         query[name] = values[0]
     body: Mapping[str, Any] = {}
     if body_allowed and request.body_exists:
         body = await _read_json_object(request, max_body_bytes)
-    return RequestInputs(query=query, body=body)
+    return RequestInputs(query=query, body=body, repeated=repeated)
 
 
 async def _read_json_object(request: web.Request, max_body_bytes: int) -> Mapping[str, Any]:

@@ -167,7 +167,7 @@ class _Builder:
             parameters: list[Schema] = []
             body_fields: dict[str, Any] = {}
             for name, declared in documented_parameters(operation.inputs, self.context):
-                if declared.source is Source.QUERY:
+                if declared.source in (Source.QUERY, Source.QUERY_STRING):
                     parameter = {
                         "name": name,
                         "in": "query",
@@ -175,8 +175,10 @@ class _Builder:
                         "schema": self.schema(resolve(declared.schema, self.context)),
                         "description": declared.description,
                     }
+                    if declared.repeated:
+                        parameter |= {"style": "form", "explode": True}
                     parameters.append(self.parameter(parameter, operation_id))
-                if operation.body:
+                if operation.body and declared.source is not Source.QUERY_STRING:
                     body_fields.setdefault(name, self.schema(body_schema(declared, self.context)))  # the first wins
             if parameters:
                 entry["parameters"] = parameters

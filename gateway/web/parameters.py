@@ -61,6 +61,8 @@ class Source(enum.Enum):
     """The query string (and the JSON body, for an operation that takes one)."""
     BODY = "body"
     """Only the JSON body (ChangeLocalTableName's ``table`` object)."""
+    QUERY_STRING = "query string"
+    """Only the query string (GetData's repeated ``param``; the body has ``params`` for it)."""
 
 
 Reader = Callable[[str, str | None, ReadContext], Any]
@@ -99,6 +101,8 @@ class Parameter:
     """Where it may come from."""
     name: str | None = None
     """Its name on the wire when it is not the field's."""
+    repeated: bool = False
+    """Given once per value (``?param=a&param=b``): documented as an array, style form, exploded."""
 
 
 @attrs.frozen

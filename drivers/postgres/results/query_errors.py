@@ -9,12 +9,14 @@ cancelled on the server; ``CanceledStatementLogFilter`` drops that noise.
 from __future__ import annotations
 
 import logging
+import re
 
 import aiopg
 import psycopg2
 import psycopg2.extensions as pg_ext
 
 from drivers.postgres.connections.acquire import first_line
+from drivers.postgres.connections.bound import BoundStatementError
 from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import DatabaseUnavailable, GatewayError, QueryFailed, QueryTimeout
 
@@ -70,3 +72,20 @@ def database_error(exc: psycopg2.Error, connection: aiopg.Connection, limits: Po
             f"the database connection failed while running the query: {database_message(exc)}"
         )
     return QueryFailed(f"the database refused the query: {database_message(exc)}")
+
+
+_PARAMETER_CONTEXT = re.compile(r"\bparameter \$(\d+)")
+"""How the server's error context names the ``$n`` whose value failed at Bind (``unnamed portal parameter $1``)."""
+
+
+def bound_error(exc: BoundStatementError, connection: aiopg.Connection, limits: PoolLimits) -> GatewayError:
+    """The gateway error for a failed pipeline of ``connections.bound``: a value its ``$n``'s type refuses is
+    the client's to fix, and the answer names the parameter (the value is the client's own: it may show)."""
+    if exc.sqlstate == "57014":
+        return timeout_error(limits)
+    if not exc.sqlstate or connection.closed or exc.sqlstate.startswith(_UNAVAILABLE_SQLSTATE_PREFIXES):
+        return DatabaseUnavailable(f"the database connection failed while running the query: {cut_message(exc.message)}")
+    named = _PARAMETER_CONTEXT.search(exc.context)
+    if named is not None:
+        return QueryFailed(f"parameter ${named.group(1)} was refused by the database: {cut_message(exc.message)}")
+    return QueryFailed(f"the database refused the query: {cut_message(exc.message)}")

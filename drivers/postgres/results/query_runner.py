@@ -56,13 +56,13 @@ import aiopg
 import psycopg2
 import psycopg2.extensions as pg_ext
 
-from drivers.postgres.connections import statements
+from drivers.postgres.connections import bound, statements
 from drivers.postgres.connections.acquire import acquire_live_connection, first_line, release_connection
 from drivers.postgres.connections.cancel import start_cancel
 from drivers.postgres.connections.runaways import RunawayBackends
 from drivers.postgres.results.deferred_casts import Finish, read_as_text
 from drivers.postgres.results.missed_arrays import cast_missed_arrays
-from drivers.postgres.results.query_errors import cut_message, database_error, timeout_error
+from drivers.postgres.results.query_errors import bound_error, cut_message, database_error, timeout_error
 from drivers.postgres.results.row_bounds import (
     DISCARD_AFTER_ROW_BYTES,
     FETCH_BUDGET_BYTES,
@@ -145,6 +145,8 @@ class StreamingQuery:
         self._completed = False
         self._iterated = False
         self._closed = False
+        self._parameters: tuple[str | None, ...] = ()
+        """The values of the query's ``$1``..``$n``: bound by the server (``bound.py``), never in the text."""
 
     @property
     def completed(self) -> bool:
@@ -156,7 +158,8 @@ class StreamingQuery:
         """True when the one-round-trip attempt found more than one batch, so the query ran again."""
         return self._ran_twice
 
-    async def start(self, sql: str, type_names: TypeNameCache, *, one_round_trip_first: bool = True) -> None:
+    async def start(self, sql: str, type_names: TypeNameCache, *, one_round_trip_first: bool = True,
+                    parameters: tuple[str | None, ...] = ()) -> None:
         """Run the query, fetch the first batch, and learn the columns.
 
         With ``one_round_trip_first`` the cursor lives in the implicit transaction
@@ -167,7 +170,11 @@ class StreamingQuery:
         implicit transaction ends, so the query runs again in an explicit
         transaction that keeps the cursor open for the next batches; the first
         attempt's rows are dropped, so every row sent comes from one snapshot.
+        A query with ``parameters`` always takes the explicit transaction: its
+        DECLARE goes through the extended protocol (``bound.py``), where a
+        cursor needs a transaction block.
         """
+        self._parameters = parameters
         try:
             self._cursor = self._connection.raw.cursor()
         except psycopg2.Error as exc:  # closed since it went back to the pool (the server ended it)
@@ -198,18 +205,35 @@ class StreamingQuery:
         room = self._limits.row_limit + 1
         self._asked, self._cap = self._plan.rows_and_cap(room, first=True)
         try:
-            if one_round_trip_first:
+            if one_round_trip_first and not self._parameters:
                 received = await self._run(self._declare_and_fetch(bounded, explicit=False))
                 if received < self._asked or self._asked > self._limits.row_limit:
                     return received
                 self._ran_twice = True
-            return await self._run(self._declare_and_fetch(bounded, explicit=True))
+            return await self._open_explicitly(bounded)
         except ResultTooLarge:
             if self._cap >= self._limits.max_row_bytes:
                 raise
         self._ran_twice = True
         self._asked, self._cap = 1, self._limits.max_row_bytes
-        return await self._run(self._declare_and_fetch(bounded, explicit=True))
+        return await self._open_explicitly(bounded)
+
+    async def _open_explicitly(self, bounded: str) -> int:
+        """Open the cursor in an explicit transaction and fetch the first batch; with parameters, the
+        transaction, the row cap and the DECLARE go as one pipeline whose values the server binds, then the
+        FETCH as usual (two round trips)."""
+        if not self._parameters:
+            return await self._run(self._declare_and_fetch(bounded, explicit=True))
+        pipeline: list[bound.Statement] = []
+        if self._connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
+            pipeline.append(("ROLLBACK", ()))  # an earlier attempt's transaction
+        pipeline += [
+            ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", ()),
+            (set_cap_sql(self._cap), ()),
+            (f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {bounded}", self._parameters),
+        ]
+        await self._receive(self._start(lambda: bound.send(self._connection, pipeline)))
+        return await self._run(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
 
     def _declare_and_fetch(self, bounded: str, *, explicit: bool) -> str:
         """The message that (re)starts the query: the row cap, DECLARE and the first FETCH, in one round trip."""
@@ -341,13 +365,17 @@ class StreamingQuery:
 
     def _send(self, statement: str) -> asyncio.Future[None]:
         """Start ``statement``; ``_receive`` waits for its outcome (the statement may run meanwhile)."""
+        return self._start(lambda: statements.send(self._connection, self._cursor, statement))
+
+    def _start(self, sending: Any) -> asyncio.Future[None]:
+        """Call ``sending`` (it sends and returns the waiter) unless the query is over or out of time."""
         if self._closed or self._cursor is None:
             raise RuntimeError("the query's connection was already given back; read batches() inside run_query")
         if self._remaining() <= 0:
             raise timeout_error(self._limits)
         try:
-            waiter = statements.send(self._connection, self._cursor, statement)
-        except (psycopg2.Error, ValueError) as exc:
+            waiter = sending()
+        except (psycopg2.Error, bound.BoundStatementError, ValueError) as exc:
             # Refused before it was sent (a closed connection, a NUL character): _receive reports it, as it
             # reports the errors of statements that were sent.
             waiter = self._loop.create_future()
@@ -375,6 +403,8 @@ class StreamingQuery:
             if too_large is not None:
                 raise too_large from None
             raise database_error(exc, self._connection, self._limits) from exc
+        except bound.BoundStatementError as exc:
+            raise bound_error(exc, self._connection, self._limits) from None
         except ValueError as exc:  # psycopg2 refuses query text with a NUL character before sending it
             raise QueryFailed(f"the query cannot be sent to the database: {exc}") from exc
         return int(self._cursor.rowcount)
@@ -499,6 +529,7 @@ async def run_query(
     acquire_waits: AcquireWaitTally | None = None,
     multi_batch: MultiBatchQueries | None = None,
     runaways: RunawayBackends | None = None,
+    parameters: tuple[str | None, ...] = (),
 ) -> AsyncIterator[QueryResult]:
     """Execute one checked SELECT (no trailing semicolon) and yield its streaming result.
 
@@ -510,13 +541,15 @@ async def run_query(
     skips the one-round-trip attempt (see ``StreamingQuery.start``); one that
     turns out to need more than one batch is added to it. With ``runaways`` the
     connection takes one of its slots, and a backend that ignores the cancel is
-    counted there until it is gone; without, neither is bounded beyond aiopg's pool.
+    counted there until it is gone; without, neither is bounded beyond aiopg's pool. ``parameters`` are the
+    values of the query's ``$1``..``$n``, bound by the server (``connections.bound``).
     """
     slots = runaways.slots if runaways is not None else None
     connection = await acquire_live_connection(pool, limits.acquire_timeout, acquire_waits, logger, slots)
     query = StreamingQuery(pool, connection, limits, logger, runaways)
     try:
-        await query.start(sql, type_names, one_round_trip_first=multi_batch is None or sql not in multi_batch)
+        await query.start(sql, type_names, one_round_trip_first=multi_batch is None or sql not in multi_batch,
+                          parameters=parameters)
         if query.ran_twice and multi_batch is not None:
             multi_batch.add(sql)
         yield query

@@ -37,7 +37,8 @@ from gateway.web.operations import (
     Served,
     error_answer,
 )
-from gateway.web.parameters import parameter, required_text
+from gateway.web.parameters import parameter, parameter_group, required_text
+from gateway.web.query_values import documented, read_values
 
 GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
 """The request's tally (``observe_getdata``), which the handler fills."""
@@ -68,6 +69,8 @@ class QueryInputs:
         body_schema={"type": "string", "enum": FORMAT_NAMES, "description": "Result format; wins over the Accept header."},
     )
     """The ``format`` input as given; ``choose_format`` reads it with the Accept header."""
+    parameters: tuple[str | None, ...] = parameter_group(documented, read_values)
+    """The values of the query's ``$1``..``$n`` (``params`` in the body, ``param`` in the query string)."""
 
 
 def _observed(serve: Served) -> Served:
@@ -102,11 +105,14 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if database is None or not granted:
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
-    checked = await pool.check_query(query, granted)
+    # The values go to the driver apart from the text, and only when there are some: a driver that takes
+    # none needs no change (gateway.contract.driver_protocol).
+    values = {"parameters": inputs.parameters} if inputs.parameters else {}
+    checked = await pool.check_query(query, granted, **values)
     tally.checked = checked
     # The access-log middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-        return await answer(request, pool.run_query(checked), tally, result_format)
+        return await answer(request, pool.run_query(checked, **values), tally, result_format)
 
 
 OPERATIONS = (
@@ -117,7 +123,9 @@ OPERATIONS = (
         get_data,
         Access.USER,
         "Run one read-only SELECT over granted tables (POST: for queries too long for a URL)",
-        description="Inputs from the query string or the JSON body. The result streams as "
+        description="Inputs from the query string or the JSON body. The query's `$1`, `$2`, ... take their values "
+        "from `params` (POST body: a JSON array) or repeated `param` (query string), bound by the database, never "
+        "spliced into the SQL. The result streams as "
         "`text/javascript; charset=utf-8` holding JSON (the specification's media type, the default), or as "
         "`application/json; charset=utf-8`, the same body, when the request's `Accept` prefers application/json, "
         "or as CSV (`text/csv`) or NDJSON (`application/x-ndjson`) when the `format` input or the Accept header "

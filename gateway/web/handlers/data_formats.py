@@ -35,11 +35,14 @@ class FixedFormatInputs:
     """The database the query runs in."""
     query: str = attrs.field(metadata=attrs.fields(QueryInputs).query.metadata)
     """The SQL text, declared as GetData declares it."""
+    parameters: tuple[str | None, ...] = attrs.field(metadata=attrs.fields(QueryInputs).parameters.metadata)
+    """The values of its ``$1``..``$n``, declared as GetData declares them."""
 
 
 def _in_format(name: str) -> Handler:
     async def answer_in_format(request: web.Request, inputs: FixedFormatInputs) -> web.StreamResponse:
-        fixed = QueryInputs(local_database_name=inputs.local_database_name, query=inputs.query, format=name)
+        fixed = QueryInputs(local_database_name=inputs.local_database_name, query=inputs.query, format=name,
+                            parameters=inputs.parameters)
         return await get_data(request, fixed)
 
     return answer_in_format
