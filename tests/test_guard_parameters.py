@@ -118,8 +118,8 @@ def _cached(policy: GuardPolicy) -> tuple[GuardCache, Any]:
 
 
 def test_a_decision_is_reused_for_other_values_only_where_it_read_nothing_of_them(policy: GuardPolicy) -> None:
-    """A point lookup by another id of the same size reuses the decision; a count the size rules read is
-    pinned; a value of another size, or another text, is checked afresh."""
+    """A point lookup by another id, or another name, of the same size reuses the decision; a count the size
+    rules read is pinned; a value of another size is checked afresh."""
     cache, check = _cached(policy)
     check("select * from s.t where id = $1", "17")
     check("select * from s.t where id = $1", "42")
@@ -133,6 +133,41 @@ def test_a_decision_is_reused_for_other_values_only_where_it_read_nothing_of_the
         check("select repeat('x', $1)", "99999999")
     check("select * from s.t where name = $1", "ann")
     check("select * from s.t where name = $1", "bob")
-    assert cache.hits == 1
+    assert cache.hits == 2
+    check("select * from s.t where name = $1", "anne")
+    assert cache.hits == 2
     check("select * from s.t where id = $1", "42")
     assert cache.exact_hits == 1
+
+
+PINNED = [
+    ("select $1::int[]", "{1,2,3}", "{4,5,6}"),  # an array's elements
+    ("select $1::jsonb", '{"a": 1}', '[[[[1]]]]'),  # a document's structure
+    ("select $1::numeric", "NaN", "abc"),  # a numeric that is not number-shaped
+    ("select format($1, name) from s.t", "%s", "%I"),  # a template a size rule reads
+    ("select replace(repeat(name, 10), $1, 'xyz') from s.t", "ab", "cd"),  # a needle a size rule reads
+    ("select split_part(name, $1, 2) from s.t", "ab", "cd"),
+]
+
+
+@pytest.mark.parametrize(("sql", "first", "second"), PINNED)
+def test_a_value_read_for_more_than_its_size_is_pinned(policy: GuardPolicy, sql: str, first: str,
+                                                       second: str) -> None:
+    """Another value of the same length is checked afresh where the guard read the value itself (``Param.text``
+    marks it read; only the byte length and a number's printed size are read without)."""
+    cache, check = _cached(policy)
+    check(sql, first)
+    assert check(sql, first).parameters_read == frozenset({1})
+    try:
+        check(sql, second)
+    except (QueryRejected, QueryFailed):
+        pass  # refused afresh: the decision was not reused
+    assert cache.hits == 0
+
+
+def test_a_thousand_names_of_one_length_share_one_decision(policy: GuardPolicy) -> None:
+    """The key holds a text value's length, not the text: one query shape with 1 000 names is one entry."""
+    cache, check = _cached(policy)
+    for number in range(1000):
+        check("select id from s.t where name = $1", f"name-{number:04d}")
+    assert cache.hits == 999

@@ -41,7 +41,6 @@ give the same tokens as the guard's own rewrite, else nothing is kept.
 from __future__ import annotations
 
 import collections
-import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,7 +50,7 @@ import orjson
 from pglast import parser
 
 from drivers.postgres.guard.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
-from drivers.postgres.guard.sizes.literals import numeric_printed
+from drivers.postgres.guard.sizes.literals import number_shaped, numeric_printed
 from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted
 
 MAX_CACHED_QUERY_CHARS = 16_384
@@ -66,20 +65,19 @@ _SKIPPED_AT_END = frozenset({"ASCII_59", "SQL_COMMENT", "C_COMMENT"})  # ';' and
 Key = str
 ExactKey = str | tuple[str, tuple[str | None, ...]]
 """A query's exact text, with its parameters' values when it has some."""
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-
-
 def parameter_signature(parameters: tuple[str | None, ...]) -> str:
-    """What the guard reads of parameter values it does not read the value of: a number's length and printed
-    size (their type comes from the query, not the value), every other value as it is."""
+    """What the guard reads of parameter values it does not read the value of (``Param``): NULL or not, a
+    number's length and printed size (their type comes from the query, not the value), every other value's
+    length in UTF-8 bytes. A value read for more (a count, an array, a jsonb document) is pinned by the entry
+    (``CacheEntry.pinned_parameters``): 1 000 names of one length looked up by one query are one entry."""
     parts = []
     for value in parameters:
         if value is None:
             parts.append("\0n")
-        elif _NUMBER.fullmatch(value.strip()):
+        elif number_shaped(value):
             parts.append(f"\0#{len(value)}:{numeric_printed(value.strip())}")
         else:
-            parts.append("\0s" + value.replace("\0", "\0\0"))
+            parts.append(f"\0s{len(value.encode('utf-8'))}")
     return "".join(parts)
 
 

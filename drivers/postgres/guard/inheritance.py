@@ -84,7 +84,9 @@ def _rewritten(parsed: ParsedQuery, partitioned: frozenset[Relation]) -> ParsedQ
     ):
         raise _check_failed()
     # The audit names the query the client sent: the rewrite's own fingerprint differs (ONLY is part of it).
-    return attrs.evolve(again, fingerprint=parsed.fingerprint)
+    # What the model found of the parameters holds for the rewritten text too (ONLY changes no expression).
+    return attrs.evolve(again, fingerprint=parsed.fingerprint, parameter_types=parsed.parameter_types,
+                        parameters_read=parsed.parameters_read)
 
 
 @attrs.frozen

@@ -89,7 +89,9 @@ class Coercing(AnalyzerBase):
             raise AnalysisError(f"inconsistent types deduced for parameter ${param.number}",
                                 hint=f"{self.catalog.type_display(deduced)} versus "
                                      f"{self.catalog.type_display(target)}")
-        return Param(target, param.number, param.text, param.location)
+        deduced_param = Param(target, param.number, param.unread, param.location)
+        deduced_param.value_read = param.value_read
+        return deduced_param
 
     def _build(self, expr: Expr, source: int, target: int, typmod: int, context: Context, path: Path,
                function_oid: int, explicit: bool) -> Expr:

@@ -18,6 +18,7 @@ from drivers.postgres.guard.model.ir import (
     FieldSelect,
     MinMax,
     OpCall,
+    Param,
     Row,
     SubLink,
     Subscript,
@@ -42,6 +43,8 @@ def _render(expr: Expr, depth: int) -> str:
     if depth > 12:
         return "..."
     inner = depth + 1
+    if isinstance(expr, Param):  # as the client wrote it; its value is theirs and reading it would pin it
+        return f"${expr.number}"
     if isinstance(expr, Const):
         if expr.text is None:
             return "NULL"

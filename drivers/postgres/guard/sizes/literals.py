@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import decimal
 import json
+import re
 from collections.abc import Iterator
 
 NUMERIC_MAX_INTEGER_DIGITS = 131072
@@ -22,6 +23,15 @@ NUMERIC_MAX_PRINTED = 1 + NUMERIC_MAX_INTEGER_DIGITS + 1 + NUMERIC_MAX_SCALE
 """The longest numeric text: sign, digits, point, scale."""
 
 _DECIMAL_CONTEXT = decimal.Context(prec=50, Emax=10**9, Emin=-(10**9))
+
+
+_NUMBER_SHAPE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def number_shaped(text: str) -> bool:
+    """Whether ``text`` (spaces around it aside) is a decimal number: the guard cache keys such a parameter
+    value by its printed size, and every other one by its length (``cache.parameter_signature``)."""
+    return _NUMBER_SHAPE.fullmatch(text.strip()) is not None
 
 
 def numeric_printed(text: str) -> int:

@@ -29,6 +29,7 @@ from drivers.postgres.guard.model.ir import (
     Grouping,
     MinMax,
     OpCall,
+    Param,
     Query,
     RangeEntry,
     Row,
@@ -52,7 +53,13 @@ from drivers.postgres.guard.sizes import (
 from drivers.postgres.guard.sizes.bounds import DATA, UNKNOWN, Bound, maximum, total
 from drivers.postgres.guard.sizes.counts import Counts
 from drivers.postgres.guard.sizes.jsonpath import jsonpath_printed
-from drivers.postgres.guard.sizes.literals import array_elements, jsonb_held, jsonb_printed, numeric_printed
+from drivers.postgres.guard.sizes.literals import (
+    array_elements,
+    jsonb_held,
+    jsonb_printed,
+    number_shaped,
+    numeric_printed,
+)
 from drivers.postgres.guard.sizes.rules import (
     ARRAY_HEADER,
     DIMENSION_BYTES,
@@ -154,11 +161,17 @@ class SizeModel(Counts):
         return value_bound(catalog, expr.type, expr.typmod)
 
     def literal(self, const: Const) -> Bound:
-        """A literal's printed size (``1e9999`` is 10 000 characters)."""
-        text = const.text
+        """A literal's printed size (``1e9999`` is 10 000 characters).
+
+        A parameter's value is read here for no more than the guard cache keys it by (its byte length, a
+        number's printed size); where the size depends on more of it (an array, jsonb, jsonpath, a numeric
+        that is not number-shaped) the value counts as read (``Param``)."""
+        text = const.unread if isinstance(const, Param) else const.text
         if text is None:
             return Bound()
         written = len(text.encode("utf-8"))
+        if isinstance(const, Param) and const.parsed_as and self._reads_contents(const.parsed_as, text):
+            const.value_read = True
         if const.literal == "numeric" or (const.parsed_as == NUMERIC):
             return Bound(numeric_printed(text) + _NUMERIC_HEADER)
         if const.literal == "integer":
@@ -170,6 +183,13 @@ class SizeModel(Counts):
         if not const.parsed_as or const.parsed_as == UNKNOWN_TYPE:
             return Bound(written)
         return self._read_as(text, const.parsed_as, const.typmod)
+
+    def _reads_contents(self, type_oid: int, text: str) -> bool:
+        """Whether ``_read_as`` reads more of ``text`` than its length (or, number-shaped, its printed size)."""
+        base = self.catalog.base_type(type_oid)
+        if base == NUMERIC:
+            return not number_shaped(text)
+        return base in (JSONB, JSONPATH) or bool(self.catalog.element_type(base))
 
     def _read_as(self, text: str, type_oid: int, typmod: int) -> Bound:
         """The printed size of ``text`` read by a type's input function: a literal, an array's element."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from drivers.postgres.guard.model.catalog import Catalog
-from drivers.postgres.guard.model.ir import ArrayOp, Call, Cast, Const, Expr, FieldSelect, OpCall, Query
+from drivers.postgres.guard.model.ir import ArrayOp, Call, Cast, Const, Expr, FieldSelect, OpCall, Param, Query
 from drivers.postgres.guard.model.render import describe
 from drivers.postgres.guard.model.types import BPCHAR, JSON, JSONB, TEXT, VARCHAR, XML, FunctionInfo
 from drivers.postgres.guard.policy import GuardPolicy
@@ -84,7 +84,8 @@ class WorkCharges:
             self.budget.spend(expr, function, pairs.scaled(PRODUCT_NS_PER_STEP), pairs.scaled(16))
 
     def _check_literal(self, const: Const) -> None:
-        if not const.parsed_as or const.text is None:
+        text = const.unread if isinstance(const, Param) else const.text  # its length only, as the cache keys it
+        if not const.parsed_as or text is None:
             return
         if const.parsed_as == XML or self.catalog.base_type(const.parsed_as) == XML:
             raise QueryRejected(f"the literal {describe(const)} is read as xml, which is not allowed: "
@@ -92,7 +93,7 @@ class WorkCharges:
         info = self.catalog.type(const.parsed_as)
         parser = self._named_function(info.input_function) if info is not None else None
         if parser is not None and parser.oid in self.policy.products:
-            written = Bound(len(const.text.encode("utf-8")))
+            written = Bound(len(text.encode("utf-8")))
             self._charge(parser, const, [written], Bound())
 
     def _check_cast(self, cast: Cast) -> None:

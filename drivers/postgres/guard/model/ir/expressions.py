@@ -54,14 +54,28 @@ class Param(Const):
     """``$n``: a value the client sends beside the query (issue 23), typed as PostgreSQL deduces a variable
     parameter's type (``parse_param.c``: from the first place that coerces it; ``unknown`` until then). Its
     ``text`` is the value sent (None for NULL): sizes and costs read it as they read a literal's, and
-    ``parsed_as`` is the type whose input function will read it."""
+    ``parsed_as`` is the type whose input function will read it.
 
-    __slots__ = ("number",)
+    Reading ``text`` marks the value read (``value_read``): the guard cache keys a parameter by its kind and
+    size only (``cache.parameter_signature``), so any other use of the value must pin it. ``unread`` is the
+    value for the two readers that use no more than the signature holds: a value's byte length, and a
+    number-shaped value's printed size (``SizeModel.literal``, ``LevelChecks._check_literal``)."""
+
+    __slots__ = ("number", "unread")
 
     def __init__(self, type_oid: int, number: int, text: str | None, location: int = -1) -> None:
         super().__init__(type_oid, text, "parameter", location, parsed_as=type_oid if type_oid != 705 else 0)
         self.number = number
         """``n`` of ``$n``."""
+
+    @property  # type: ignore[override]
+    def text(self) -> str | None:
+        self.value_read = True
+        return self.unread
+
+    @text.setter
+    def text(self, value: str | None) -> None:
+        self.unread = value
 
 
 class Var(Expr):
