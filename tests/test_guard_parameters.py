@@ -147,6 +147,7 @@ PINNED = [
     ("select format($1, name) from s.t", "%s", "%I"),  # a template a size rule reads
     ("select replace(repeat(name, 10), $1, 'xyz') from s.t", "ab", "cd"),  # a needle a size rule reads
     ("select split_part(name, $1, 2) from s.t", "ab", "cd"),
+    ("select to_jsonb(row($1::json, name)) from s.t", "[1e9]", '"abc"'),  # json read where it is walked
 ]
 
 
