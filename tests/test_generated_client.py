@@ -134,6 +134,17 @@ async def test_a_generated_client_calls_every_operation_in_every_format(
     refused = await call("get_data", user, 400, local_database_name="shop", query="SELECT 1; SELECT 2")
     assert refused.error == models.ErrorCode.QUERY_REJECTED
 
+    # Parameter values (issue 23): a list for the repeated `param`, `params` in a POST body, null as SQL NULL.
+    bound = "SELECT id, label FROM public.items WHERE id = $1 OR label IS NOT DISTINCT FROM $2 ORDER BY id"
+    result = (await call("get_data", user, local_database_name="shop", query=bound, param=["1", "one"]))[0]
+    assert [row.to_dict() for row in result.data] == [rows[0]]
+    body = models.GetDataPostBody(local_database_name="shop", query=bound, params=[2, None])
+    assert [row.to_dict() for row in (await call("get_data_post", user, body=body))[0].data] == [rows[1]]
+    assert await call("get_data_csv", user, local_database_name="shop", query=bound, param=["1", "x"]) == "id,label\r\n1,one\r\n"
+    wrong = await call("get_data_post", user, 400, body=models.GetDataPostBody(
+        local_database_name="shop", query=bound, params=["one", None]))
+    assert wrong.error == models.ErrorCode.QUERY_FAILED and "$1" in wrong.message
+
     assert "dbgateway_http_requests_total" in await call("metrics", admin)
     assert '"event":"request"' in (await call("logs", admin, level="info", limit=5))[0].logs
     assert (await call("mint_user_token", admin))[0].user_token
