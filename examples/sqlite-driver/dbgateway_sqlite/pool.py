@@ -2,7 +2,7 @@
 
 The file is opened with ``mode=ro``, so SQLite itself refuses every write.
 ``check_query`` compiles the statement under the token's grants (``grants.py``)
-before any work; ``run_query`` sets the same authorizer again on the connection
+before any work (and refuses parameter values: this example binds none); ``run_query`` sets the same authorizer again on the connection
 that runs it.
 
 sqlite3 blocks, so every call runs in this pool's worker threads. The statement
@@ -36,7 +36,7 @@ from gateway.contract.driver_protocol import (
     TableKind,
     TableRef,
 )
-from gateway.errors import DatabaseUnavailable, QueryFailed, QueryTimeout
+from gateway.errors import DatabaseUnavailable, QueryFailed, QueryRejected, QueryTimeout, RefusalReason
 
 _CATALOG_SQL = (
     "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite~_%' ESCAPE '~'"
@@ -104,7 +104,17 @@ class SQLitePool:
         columns = await self._read("SELECT name, type FROM pragma_table_info(?)", table)
         return [ColumnInfo(name, type_name) for name, type_name in columns] or None
 
-    async def check_query(self, sql: str, granted: frozenset[TableRef]) -> SQLiteQuery:
+    async def check_query(
+        self, sql: str, granted: frozenset[TableRef], *, parameters: Sequence[str | None] = ()
+    ) -> SQLiteQuery:
+        if parameters:
+            # SQLite could bind them, but its parameters ($1 is a *named* one there) do not count as PostgreSQL's:
+            # an example driver refuses them plainly rather than bind values to the wrong places.
+            raise QueryRejected(
+                "this database's driver (sqlite) takes no parameter values (params / param): write the values "
+                "into the query", reason=RefusalReason.CONSTRUCT,
+            )
+
         def check() -> SQLiteQuery:
             with contextlib.closing(self.connect()) as connection:
                 return check_statement(connection, sql, granted)
@@ -115,7 +125,12 @@ class SQLitePool:
             raise DatabaseUnavailable(f"cannot read the SQLite file {str(self._path)!r}: {error}") from None
 
     @contextlib.asynccontextmanager
-    async def run_query(self, checked: SQLiteQuery) -> AsyncIterator[SQLiteResult]:
+    async def run_query(
+        self, checked: SQLiteQuery, *, parameters: Sequence[str | None] = ()
+    ) -> AsyncIterator[SQLiteResult]:
+        if parameters:  # check_query refused them; never run a query without the values it was sent with
+            raise QueryRejected("this database's driver (sqlite) takes no parameter values",
+                                reason=RefusalReason.CONSTRUCT)
         waited = time.monotonic()
         try:
             await asyncio.wait_for(self._slots.acquire(), self._limits.acquire_timeout)

@@ -18,7 +18,14 @@ import pytest
 
 from gateway.testing import DriverContract, DriverUnderTest, ScratchDatabase, ScratchTable, ValueSample, ValueType
 from gateway.testing.contract import LOCAL_DATABASE, SECRET_LABEL, Gateway
-from gateway.testing.gateway_under_test import admin_headers, error_of, get_data, grant, running_gateway
+from gateway.testing.gateway_under_test import (
+    USER_TOKEN,
+    admin_headers,
+    error_of,
+    get_data,
+    grant,
+    running_gateway,
+)
 
 
 same = ValueSample.unchanged
@@ -110,6 +117,18 @@ class TestSQLiteContract(DriverContract):
         client = await gateway()
         message = await error_of(await get_data(client, LOCAL_DATABASE, query), 400, "query_rejected")
         assert SECRET_LABEL not in message
+
+
+    @pytest.mark.asyncio
+    async def test_parameter_values_are_refused_plainly(self, gateway: Gateway) -> None:
+        """This example binds no parameter values (GetData's ``params``): 400 saying so, never a run without them."""
+        client = await gateway()
+        answer = await client.post(  # type: ignore[attr-defined]
+            "/GetData", json={"local_database_name": LOCAL_DATABASE, "query": "SELECT $1 AS v", "params": ["x"]},
+            headers={"user_token": USER_TOKEN},
+        )
+        message = await error_of(answer, 400, "query_rejected")
+        assert "takes no parameter values" in message
 
 
 # -- the driver's folder ------------------------------------------------------------------------------------
