@@ -297,3 +297,18 @@ async def test_streamed_answers_are_checked(make_gateway: GatewayFactory) -> Non
     finally:
         drop_database(database)
     problems.clear()  # recorded as they should be
+
+
+@pytest.mark.parametrize("path", ["/GetData", "/GetData/csv", "/GetData/ndjson"])
+def test_getdata_declares_its_parameter_values(path: str) -> None:
+    """Issue 23: repeated `param` in the query string (an exploded form array), `params` in the POST body only."""
+    document = default_document()
+    operation = document["paths"][path]
+    names = {entry["$ref"].rsplit("/", 1)[-1] for entry in operation["get"]["parameters"]}
+    assert "param" in names and "params" not in names
+    param = document["components"]["parameters"]["param"]
+    assert (param["style"], param["explode"], param["schema"]["type"]) == ("form", True, "array")
+    body = operation["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert "param" not in body
+    assert body["params"]["type"] == "array"
+    assert set(body["params"]["items"]["type"]) == {"string", "number", "boolean", "null"}
