@@ -13,7 +13,10 @@ One run, in this order, takes about four minutes:
    ``--workers``, each under the same load;
 5. small queries under wrk at concurrency 16 while large results stream, then
    while 96 KiB query texts arrive (the event loop's lag read from /metrics);
-6. stops the gateway, drops the database, writes ``bench/results/<UTC time>.json``
+6. stops the gateway; the SQL guard's cost over the query sets (``guard_cost.py``);
+   bound parameters against values spliced into the text, one query shape with
+   1 000 different names per round (``bound_parameters.py``, issue 23);
+7. drops the database, writes ``bench/results/<UTC time>.json``
    and ``bench/results/latest.json``, and prints the table.
 
 Nothing here asserts a timing: the figures and the targets they are checked
@@ -35,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.bound_parameters import bound_against_spliced, render_parameter_lines
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
 from bench.guard_cost import guard_cost
@@ -68,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--guard-only", action="store_true",
         help="only the SQL guard's cost over the query sets, today beside before issue 19 (about 20 s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--parameters-only", action="store_true",
+        help="only bound parameters against values spliced into the text (issue 23; about 30 s)",
     )  # fmt: skip
     return parser
 
@@ -182,6 +190,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
             process.stop()
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
+    _step("bound parameters against spliced values: one shape, 1 000 different names per round")
+    parameters = bound_against_spliced(server, work_dir)
     small = small_query_figures(runs)
     return {
         "gateway": {"workers": arguments.workers, "log_level": "info (the default), written to a file"},
@@ -190,6 +200,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "small_queries_while_streaming": mixed.as_dict(),
         "small_queries_beside_large_texts": texts.as_dict(),
         "guard_cost": guard,
+        "bound_parameters": parameters,
         "targets": check_targets(small, large, mixed, texts, guard),
     }
 
@@ -207,11 +218,21 @@ def guard_only(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def parameters_only() -> int:
+    """``--parameters-only``: bound against spliced alone, printed (nothing written)."""
+    with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+        figures = bound_against_spliced(Server.from_environment(), Path(folder))
+    print("\n".join(render_parameter_lines(figures)))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     if arguments.guard_only:
         return guard_only(arguments)
+    if arguments.parameters_only:
+        return parameters_only()
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)
@@ -247,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["machine"]["load_average_after"] = [round(value, 2) for value in os.getloadavg()]
     path = write_results(arguments.results_dir, results)
     print(render_table(results))
+    print("\n" + "\n".join(render_parameter_lines(results["bound_parameters"])))
     print(f"\nAll figures: {path}")
     return 0
 
