@@ -9,6 +9,8 @@ starts its own gateway.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +19,17 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from gateway.web.keys import POOLS, REGISTRY
-from support import GatewayFactory, database_from, error_of, grant, register_database, run_sql, user_headers
+from support import (
+    GatewayFactory,
+    connect,
+    database_from,
+    error_of,
+    grant,
+    register_database,
+    run_sql,
+    user_headers,
+    wait_until,
+)
 
 TOKEN = "parameters-reader-token-5c2e"
 SETUP_SQL = r"""
@@ -206,3 +218,51 @@ async def test_a_bound_query_past_the_time_limit_is_cancelled(make_gateway: Gate
     response = await post(client, slow, [1_000_000_000, 3])
     assert response.status == 504, await response.text()
     assert await rows_of(await post(client, "SELECT id FROM app.people WHERE id = $1", [3])) == [[3]]
+
+
+def _waiting_on_a_lock(database: str) -> bool:
+    rows = run_sql(database, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                             "AND wait_event_type = 'Lock' AND query LIKE 'DECLARE%'")
+    return rows[0][0] > 0
+
+
+async def test_a_pipeline_stuck_on_a_lock_is_cancelled_at_the_time_limit(make_gateway: GatewayFactory,
+                                                                         database: str) -> None:
+    """The DECLARE of a bound query waits for a lock another session holds: 504 at the limit, the server's
+    statement cancelled (it waits no more), and the pool's connection answers the next query."""
+    client = await make_gateway(statement_timeout=1, pool_max_size=1, pool_min_size=1)
+    await register_database(client, "p", database)
+    await grant(client, TOKEN, "p_app_people")
+    holder = connect(database)
+    try:
+        holder.autocommit = False
+        holder.cursor().execute("LOCK TABLE app.people IN ACCESS EXCLUSIVE MODE")
+        response = await post(client, "SELECT id FROM app.people WHERE id = $1", [1])
+        assert response.status == 504, await response.text()
+        assert not _waiting_on_a_lock(database)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert await rows_of(await post(client, "SELECT id FROM app.people WHERE id = $1", [1])) == [[1]]
+
+
+async def test_a_client_gone_while_its_pipeline_waits_cancels_it(make_gateway: GatewayFactory, database: str) -> None:
+    """A request cancelled while its DECLARE waits for a lock: the statement is cancelled on the server and the
+    connection goes back to the pool usable."""
+    client = await make_gateway(statement_timeout=30, pool_max_size=1, pool_min_size=1)
+    await register_database(client, "p", database)
+    await grant(client, TOKEN, "p_app_people")
+    holder = connect(database)
+    try:
+        holder.autocommit = False
+        holder.cursor().execute("LOCK TABLE app.people IN ACCESS EXCLUSIVE MODE")
+        request = asyncio.ensure_future(post(client, "SELECT id FROM app.people WHERE id = $1", [1]))
+        await wait_until(lambda: _waiting_on_a_lock(database), 10, "the DECLARE waits for the lock")
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        await wait_until(lambda: not _waiting_on_a_lock(database), 10, "the DECLARE was cancelled on the server")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert await rows_of(await post(client, "SELECT id FROM app.people WHERE id = $1", [2])) == [[2]]
