@@ -18,7 +18,7 @@ from drivers.postgres.guard.cache import GuardCache
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.model.analysis import Analyzer, parse_select
 from drivers.postgres.guard.policy import GuardPolicy
-from drivers.postgres.guard.sql_guard import ParsedQuery, check_query
+from drivers.postgres.guard.sql_guard import MAX_KEPT_VALUE_CHARS, ParsedQuery, _checked, check_query
 from gateway.errors import QueryFailed, QueryRejected
 from support import connect
 
@@ -172,3 +172,19 @@ def test_a_thousand_names_of_one_length_share_one_decision(policy: GuardPolicy) 
     for number in range(1000):
         check("select id from s.t where name = $1", f"name-{number:04d}")
     assert cache.hits == 999
+
+
+def test_long_values_are_not_kept_by_the_caches(policy: GuardPolicy) -> None:
+    """A key holds its values: past ``MAX_KEPT_VALUE_CHARS`` neither the guard's memo nor the exact answers keep
+    a decision by them (a body may hold a MiB of values); the entry keyed by the value's length still serves."""
+    cache, check = _cached(policy)
+    long_value = "x" * (MAX_KEPT_VALUE_CHARS + 1)
+    memo_before = _checked.cache_info()
+    check("select * from s.t where name = $1", long_value)
+    memo_after = _checked.cache_info()
+    assert (memo_after.hits, memo_after.misses) == (memo_before.hits, memo_before.misses)  # not asked: not kept
+    assert not [key for key in cache._answers if isinstance(key, tuple) and long_value in key[1]]  # noqa: SLF001
+    check("select * from s.t where name = $1", "y" * len(long_value))
+    assert cache.hits == 1
+    check("select * from s.t where name = $1", "short")
+    assert _checked.cache_info().misses == memo_before.misses + 1

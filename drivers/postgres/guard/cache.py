@@ -51,7 +51,7 @@ from pglast import parser
 
 from drivers.postgres.guard.inheritance import OnlyEdit, apply_only_edits, inherited_sites, only_edits, read_as_only
 from drivers.postgres.guard.sizes.literals import number_shaped, numeric_printed
-from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted
+from drivers.postgres.guard.sql_guard import ParsedQuery, require_granted, values_kept
 
 MAX_CACHED_QUERY_CHARS = 16_384
 """Longer texts are checked afresh every time (they rarely repeat, and their keys would be large)."""
@@ -150,9 +150,9 @@ class GuardCache:
         checked = fresh_check(sql)
         answer = read_as_only(checked, partitioned)
         new_entry = entry_for(sql, tokens, checked, answer, partitioned)
-        if new_entry is not None:
-            new_entry = attrs.evolve(new_entry, pinned_parameters=tuple(
-                (n, parameters[n - 1]) for n in sorted(checked.parameters_read) if n <= len(parameters)))
+        pinned_values = tuple((n, parameters[n - 1]) for n in sorted(checked.parameters_read) if n <= len(parameters))
+        if new_entry is not None and values_kept(tuple(value for _, value in pinned_values)):
+            new_entry = attrs.evolve(new_entry, pinned_parameters=pinned_values)
             with self._lock:
                 self._entries[key] = new_entry
                 self._entries.move_to_end(key)
@@ -163,7 +163,9 @@ class GuardCache:
 
     def _remember(self, exact: ExactKey, answer: ParsedQuery) -> ParsedQuery:
         """Keep ``answer`` for the exact text (and parameters) of a short query: the same again needs no scan."""
-        if len(exact if isinstance(exact, str) else exact[0]) <= MAX_EXACT_TEXT_CHARS:
+        short = len(exact) <= MAX_EXACT_TEXT_CHARS if isinstance(exact, str) else (
+            len(exact[0]) <= MAX_EXACT_TEXT_CHARS and values_kept(exact[1]))
+        if short:
             with self._lock:
                 self._answers[exact] = answer
                 while len(self._answers) > self._capacity:

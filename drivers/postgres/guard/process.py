@@ -42,7 +42,7 @@ from drivers.postgres.guard.cache import MAX_CACHED_QUERY_CHARS
 from drivers.postgres.guard.child import LENGTH_BYTES, framed
 from drivers.postgres.guard.model.catalog import Catalog
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
-from drivers.postgres.guard.sql_guard import ParsedQuery, raise_refusal
+from drivers.postgres.guard.sql_guard import ParsedQuery, raise_refusal, values_kept
 from gateway.contract.background import retrieve_outcome
 from gateway.errors import QueryRejected, RefusalReason
 
@@ -106,7 +106,7 @@ class LongTextGuard:
             exchange = asyncio.ensure_future(self._exchange(sql, partitioned, parameters))
             exchange.add_done_callback(retrieve_outcome)  # a cancelled request leaves it unawaited
             answer = await asyncio.shield(exchange)
-            if answer[0] != "failed":
+            if answer[0] != "failed" and values_kept(parameters):
                 self._answers[key] = answer
                 while len(self._answers) > REMEMBERED_ANSWERS:
                     self._answers.popitem(last=False)

@@ -202,9 +202,25 @@ def _checked(sql: str, policy: GuardPolicy, parameters: tuple[str | None, ...] =
     return _parsed(walker, text, start, functions, value_locations, tuple(analyzer.parameter_types), parameters_read)
 
 
+MAX_KEPT_VALUE_CHARS = 2048
+"""Decisions are kept by their parameter values (``_checked``'s memo, the guard cache's exact answers, the long
+texts' answers) only for values this long in all: a key holds its values, and a body may hold a MiB of them."""
+
+
+def values_kept(parameters: tuple[str | None, ...]) -> bool:
+    """Whether a decision for these values may be kept by them (see ``MAX_KEPT_VALUE_CHARS``)."""
+    return sum(len(value) for value in parameters if value is not None) <= MAX_KEPT_VALUE_CHARS
+
+
+def _outcome(sql: str, policy: GuardPolicy, parameters: tuple[str | None, ...]) -> ParsedQuery | Refusal:
+    if values_kept(parameters):
+        return _checked(sql, policy, parameters)
+    return _checked.__wrapped__(sql, policy, parameters)  # type: ignore[attr-defined, no-any-return]
+
+
 def checked_outcome(sql: str, policy: GuardPolicy, parameters: tuple[str | None, ...] = ()) -> ParsedQuery | Refusal:
     """Passes 1, 3 and 4 of the guard (no grant check): the checked query, or why it is refused."""
-    return _checked(sql, policy, tuple(parameters))
+    return _outcome(sql, policy, tuple(parameters))
 
 
 def raise_refusal(refusal: Refusal, granted: frozenset[tuple[str, str]] | None) -> None:
@@ -220,7 +236,7 @@ def check_query(sql: str, granted: frozenset[tuple[str, str]] | None, policy: Gu
                 parameters: tuple[str | None, ...] = ()) -> ParsedQuery:
     """Every pass of the guard, with the values of ``$1``..``$n`` (``parameters``) where the query has them; the
     grant check (unless ``granted`` is None) before any refusal of the model."""
-    outcome = _checked(sql, policy, tuple(parameters))
+    outcome = _outcome(sql, policy, tuple(parameters))
     if isinstance(outcome, Refusal):
         raise_refusal(outcome, granted)
     assert isinstance(outcome, ParsedQuery)
