@@ -100,12 +100,17 @@ def send(connection: aiopg.Connection, statements: Sequence[Statement]) -> async
     for text, values in encoded:
         array = (ctypes.c_char_p * max(1, len(values)))(*values)
         if not _libpq.PQsendQueryParams(pgconn, text, len(values), None, array, None, None, 0):
-            failure = _connection_error(pgconn)
-            _libpq.PQexitPipelineMode(pgconn)  # nothing was flushed yet: libpq discards the queued queries
-            raise BoundStatementError("", failure)
+            raise _unusable(connection, _connection_error(pgconn))
     if not _libpq.PQpipelineSync(pgconn):
-        raise BoundStatementError("", _connection_error(pgconn))
+        raise _unusable(connection, _connection_error(pgconn))
     return _Exchange(connection).future
+
+
+def _unusable(connection: aiopg.Connection, failure: str) -> BoundStatementError:
+    """A pipeline that failed half-way leaves libpq in a state psycopg2 does not know: the connection is closed
+    (the runner answers the closed connection's failure as the database's unavailability)."""
+    connection.close()
+    return BoundStatementError("", failure)
 
 
 def _encoded(text: str, encoding: str) -> bytes:
