@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from support import ADMIN_TOKEN, GatewayFactory, database_from, server_parameters
+from support import ADMIN_TOKEN, GatewayFactory, server_parameters
 
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 PACKAGE = "dbgateway_generated"
@@ -36,12 +36,6 @@ QUERY = "SELECT id, label FROM public.items ORDER BY id"
 ITEMS_SQL = "CREATE TABLE public.items (id integer PRIMARY KEY, label text); INSERT INTO public.items VALUES (1, 'one'), (2, NULL)"
 
 pytestmark = pytest.mark.skipif(not GENERATOR.exists(), reason="openapi-python-client is not installed (test extra)")
-
-
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    with database_from(ITEMS_SQL) as name:
-        yield name
 
 
 def generate(document: bytes, folder: Path) -> ModuleType:

@@ -80,6 +80,8 @@ GRANTED_TABLES = (
     "shop_Sales_Order Lines",
     "shop_public_every_type",
 )
+SHOP_GRANTS = {TOKEN: GRANTED_TABLES}
+"""The grants of the ``shop`` fixture (conftest.py), as ``open_shop`` makes them."""
 
 EVERY_TYPE_COLUMNS = [
     ("i2", "smallint"), ("i4", "integer"), ("i8", "bigint"), ("num", "numeric"),
@@ -136,12 +138,6 @@ async def open_shop(client: TestClient, database: str, local_name: str = "shop")
     for table in GRANTED_TABLES:
         await grant(client, TOKEN, table.replace("shop", local_name, 1))
     return client
-
-
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A default gateway with the shop registered and TOKEN's grants in place."""
-    return await open_shop(gateway, shop_database)
 
 
 @pytest.fixture

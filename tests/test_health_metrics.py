@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,7 +20,6 @@ from support import (
     ADMIN_TOKEN,
     admin_headers,
     create_database,
-    database_from,
     drop_database,
     error_of,
     GatewayFactory,
@@ -55,13 +52,6 @@ GATEWAY_FAMILIES = {
 
 # Runs far longer than any statement time limit these tests set.
 SLOW_QUERY = "select count(*) from public.items, generate_series(1, 1000000000)"
-
-
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    """The module's scratch database holding public.items."""
-    with database_from(ITEMS_SQL) as name:
-        yield name
 
 
 async def open_items(client: TestClient, database: str) -> TestClient:

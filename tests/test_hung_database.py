@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from gateway_processes import GatewayProcess
-from support import ADMIN_TOKEN, database_from, eventually, server_parameters
+from support import ADMIN_TOKEN, eventually, server_parameters
 from tcp_proxy import HangingProxy
 
 TOKEN = "hung-database-reader-7c1e"
@@ -36,17 +36,8 @@ ANSWER_DEADLINE = 10.0
 """How long a request to the gateway may go unanswered before the test calls the worker stuck."""
 
 
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1), (2)") as name:
-        yield name
-
-
-@pytest.fixture
-def proxy() -> Iterator[HangingProxy]:
-    parameters = server_parameters()
-    with HangingProxy(parameters["ip"], int(parameters["port"])) as running:
-        yield running
+SERVED_SQL = "CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1), (2)"
+"""What the ``served_database`` fixture (conftest.py) holds."""
 
 
 @pytest.fixture

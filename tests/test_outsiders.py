@@ -17,10 +17,8 @@ from aiohttp.test_utils import TestClient
 
 from support import (
     ADMIN_TOKEN,
-    GatewayFactory,
     admin_headers,
     error_of,
-    grant,
     message_template,
     read_logs,
     register_database,
@@ -40,13 +38,10 @@ SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
-@pytest.fixture
-async def shop(make_gateway: GatewayFactory, shop_database: str) -> TestClient:
-    """A gateway (metrics behind the admin token) with hidden_shop registered and TOKEN granted public.alpha."""
-    client = await make_gateway(metrics_require_admin=True)
-    await register_database(client, LOCAL_NAME, shop_database)
-    await grant(client, TOKEN, f"{LOCAL_NAME}_public_alpha")
-    return client
+GATEWAY_SETTINGS = {"metrics_require_admin": True}
+SHOP_NAME = LOCAL_NAME
+SHOP_GRANTS = {TOKEN: [f"{LOCAL_NAME}_public_alpha"]}
+"""The ``shop`` fixture (conftest.py): metrics behind the admin token, TOKEN granted hidden_shop's public.alpha."""
 
 
 async def raw_request(client: TestClient, head: bytes, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from gateway.registry.secrets_at_rest import PasswordCipher
 from support import (
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    database_from,
     dsn_under_test,
     free_port,
     GatewayFactory,
@@ -40,19 +38,6 @@ KEY = Fernet.generate_key().decode()
 
 SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id integer)"
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
-
-
-@pytest.fixture(scope="module")
-def module_registry_database() -> Iterator[str]:
-    with database_from() as name:
-        yield name
-
-
-@pytest.fixture
-def registry_database(module_registry_database: str) -> str:
-    """A scratch database holding no registry (emptied here: dropping a database per test costs a checkpoint)."""
-    run_sql(module_registry_database, "DROP SCHEMA IF EXISTS dbgateway_registry CASCADE")
-    return module_registry_database
 
 
 def postgresql_url(database: str, password: str | None = None) -> str:

@@ -21,7 +21,6 @@ import pytest
 from gateway.process.workers import KILL_MARGIN_SECONDS
 from support import (
     ADMIN_TOKEN,
-    database_from,
     eventually,
     free_port,
     register_in_process,
@@ -40,12 +39,6 @@ READER_TOKEN = "shutdown-reader-token-5d1e"
 
 # About 60 MB of JSON: far more than the socket buffers between the gateway and a client that stopped reading.
 HUGE_QUERY = "select g, repeat('x', 500) as pad from generate_series(1, 120000) as g"
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 def start(tmp_path: Path, served_database: str, **settings: str) -> tuple[subprocess.Popen[str], int]:

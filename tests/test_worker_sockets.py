@@ -25,7 +25,7 @@ import pytest
 
 from gateway.process.workers import STARTUP_GRACE_SECONDS
 from gateway_processes import GatewayProcess
-from support import ADMIN_TOKEN, database_from, eventually, register_in_process, start_gateway_process
+from support import ADMIN_TOKEN, eventually, register_in_process, start_gateway_process
 from test_shutdown import alive, stalled_getdata
 from test_workers import WORKER_START_SECONDS, children, listening_inodes, socket_inodes
 
@@ -125,12 +125,6 @@ def test_after_a_worker_is_killed_every_new_connection_is_answered(
     outcomes = outcomes_of_new_connections(gateway.port)
     assert outcomes == ["200"] * NEW_CONNECTIONS, (collections.Counter(outcomes), gateway.log()[-3000:])
     assert gateway.process.poll() is None
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 def established_inodes(port: int) -> set[str]:
