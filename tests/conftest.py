@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
 from gateway.web.app import create_app, server_options
 from gateway.observability.log_stream import CapturedLog
+from gateway_processes import GatewayProcess, alive, children
 from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient
 from support import (
@@ -192,3 +196,34 @@ async def shop(request: pytest.FixtureRequest, gateway: TestClient, shop_databas
         for table in tables:
             await grant(gateway, token, table)
     return gateway
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    """``dbgateway serve`` processes a test started: at the end they are killed, and so is every worker they had
+    at the start (or that the test noted in the process's ``workers`` attribute)."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        leftovers = children(process.pid) if process.poll() is None else []
+        leftovers += getattr(process, "workers", [])
+        process.kill()
+        for pid in leftovers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        process.communicate()
+
+
+@pytest.fixture
+def gateways() -> Iterator[list[GatewayProcess]]:
+    """Gateway processes a test started; at the end each is stopped, and any worker of it still alive killed."""
+    started: list[GatewayProcess] = []
+    yield started
+    for gateway in started:
+        workers = children(gateway.process.pid) if gateway.process.poll() is None else []
+        gateway.stop()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

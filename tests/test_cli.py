@@ -39,17 +39,6 @@ def list_databases(port: int, admin_token: str) -> tuple[int, object]:
         return error.code, json.loads(error.read())
 
 
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    """Gateway processes a test started; any still running at the end are killed."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-
-
 def test_version_prints_the_package_version() -> None:
     """`dbgateway --version` prints "dbgateway <version>" and exits 0."""
     result = run_command("--version")

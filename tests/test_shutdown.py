@@ -13,7 +13,6 @@ import socket
 import subprocess
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from support import (
     start_gateway_process,
     wait_until_listening,
 )
-from test_workers import children
+from gateway_processes import alive, children
 
 SHUTDOWN_TIMEOUT = 2.0
 """The ``shutdown_timeout`` the gateways of this module run with."""
@@ -61,23 +60,6 @@ def start(tmp_path: Path, served_database: str, **settings: str) -> tuple[subpro
     return process, port
 
 
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    """Gateways a test started: at the end they are killed, and so is every worker they had at the start."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        leftovers = children(process.pid) if process.poll() is None else []
-        leftovers += getattr(process, "workers", [])
-        process.kill()
-        for pid in leftovers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        process.communicate()
-
-
 def stalled_getdata(port: int) -> socket.socket:
     """A client that asks for HUGE_QUERY, reads the status line and stops reading (the socket stays open)."""
     client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -99,14 +81,6 @@ def stop_and_time(process: subprocess.Popen[str], deadline: float) -> tuple[int,
     except subprocess.TimeoutExpired:
         raise AssertionError(f"still running {deadline} s after SIGTERM") from None
     return process.returncode, stderr, time.monotonic() - started
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class TestShutdownBound:

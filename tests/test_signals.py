@@ -12,7 +12,6 @@ import json
 import signal
 import socket
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,6 @@ TOKEN = "signal-reader-token-3b9d"
 ROWS = 40000
 # About 9 MB of JSON: more than the socket buffers between the gateway and a client that pauses reading.
 QUERY = f"select g, repeat('x', 200) as pad from generate_series(1, {ROWS}) as g"
-
-
-@pytest.fixture
-def gateways() -> Iterator[list[GatewayProcess]]:
-    started: list[GatewayProcess] = []
-    yield started
-    for gateway in started:
-        gateway.stop()
 
 
 def log_entries(gateway: GatewayProcess, event: str) -> list[dict[str, Any]]:

@@ -18,16 +18,15 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.process.workers import STARTUP_GRACE_SECONDS
-from gateway_processes import GatewayProcess
+from gateway_processes import GatewayProcess, alive, children
 from support import ADMIN_TOKEN, eventually, register_in_process, start_gateway_process
-from test_shutdown import alive, stalled_getdata
-from test_workers import WORKER_START_SECONDS, children, listening_inodes, socket_inodes
+from test_shutdown import stalled_getdata
+from test_workers import WORKER_START_SECONDS, listening_inodes, socket_inodes
 
 NEW_CONNECTIONS = 60
 """New connections made at once after a fault; each must be answered (or, while draining, refused)."""
@@ -84,19 +83,6 @@ def start_workers(started: list[GatewayProcess], data_dir: Path, workers: int, *
         WORKER_START_SECONDS,
     ), gateway.log()[-2000:]
     return gateway
-
-
-@pytest.fixture
-def gateways() -> Iterator[list[GatewayProcess]]:
-    """Gateways a test started; at the end each is stopped, and any worker of it still alive killed."""
-    started: list[GatewayProcess] = []
-    yield started
-    for gateway in started:
-        workers = children(gateway.process.pid) if gateway.process.poll() is None else []
-        gateway.stop()
-        for pid in workers:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("workers", [2, 4])

@@ -20,20 +20,13 @@ import pytest
 
 from gateway.settings.config import ConfigError, structure_config
 from gateway.process.workers import STARTUP_GRACE_SECONDS
+from gateway_processes import children
 from support import ADMIN_TOKEN, eventually, free_port, start_gateway_process, stop_process, wait_until_listening
 
 
 WORKER_START_SECONDS = 30.0
 """How long a worker may take to start and listen: a deadline to wait for, not a speed asserted (a loaded
 machine has taken more than 5 s to import and build a worker's app)."""
-
-
-def children(pid: int) -> list[int]:
-    """The live child processes of ``pid``."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found.extend(int(child) for child in (task / "children").read_text().split())
-    return sorted(found)
 
 
 def listening_inodes(port: int) -> set[str]:
