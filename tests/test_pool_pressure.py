@@ -196,17 +196,20 @@ class TestDatabaseRestart:
                 answers.append((sent, response.status))
                 await response.read()
 
+        def answered_since(moment: float) -> list[int]:
+            return [status for sent, status in answers if sent >= moment]
+
         load = [asyncio.create_task(keep_asking()) for _ in range(4)]
         try:
-            await asyncio.sleep(0.5)
+            await wait_until(lambda: len(answers) >= 4, 30, "the load is answered before the restart")
             await asyncio.to_thread(throwaway_cluster.restart)
             back = loop.time()
-            await asyncio.sleep(1.0)
+            await wait_until(lambda: len(answered_since(back)) >= 20, 30, "20 requests sent after the restart answered")
         finally:
             stop.set()
             await asyncio.gather(*load)
         assert {status for _, status in answers} <= {200, 503}, answers
-        after = [status for sent, status in answers if sent >= back]
+        after = answered_since(back)
         assert len(after) >= 20 and set(after) == {200}, after
         for _ in range(10):
             assert (await get_data(client, QUICK_QUERY)).status == 200
