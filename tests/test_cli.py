@@ -19,6 +19,7 @@ from gateway import __version__
 from support import (
     ADMIN_TOKEN,
     free_port,
+    message_lines,
     run_command,
     start_gateway_process,
     stop_process,
@@ -168,8 +169,9 @@ def read_only_folder(folder: Path) -> Iterator[Path]:
 
 
 def assert_one_line_and_exit_2(result: subprocess.CompletedProcess[str], *named: str) -> None:
-    """Exit status 2 and exactly one stderr line, "dbgateway: ..." naming each of ``named``; no traceback."""
-    lines = result.stderr.strip().splitlines()
+    """Exit status 2 and exactly one stderr line (besides log entries), "dbgateway: ..." naming each of ``named``;
+    no traceback."""
+    lines = message_lines(result.stderr)
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1 and lines[0].startswith("dbgateway: "), result.stderr
     for text in named:

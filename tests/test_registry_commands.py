@@ -21,6 +21,7 @@ from support import (
     admin_headers,
     dsn_under_test,
     free_port,
+    message_lines,
     GatewayFactory,
     grant,
     read_logs,
@@ -284,6 +285,6 @@ def test_serve_without_its_registry_database_exits_1_without_the_password(tmp_pa
         DBGATEWAY_REGISTRY_URL=url, DBGATEWAY_SECRET_KEY=KEY,
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
-    (line,) = result.stderr.strip().splitlines()
+    (line,) = message_lines(result.stderr)
     assert line.startswith("dbgateway: ") and "cannot be reached" in line and "postgresql://postgres@127.0.0.1" in line
     assert DISTINCTIVE_PASSWORD not in result.stderr
