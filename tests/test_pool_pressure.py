@@ -98,7 +98,9 @@ class TestAcquireTimeLimit:
             waited = time.monotonic() - started
             assert response.status == 503
             assert (await error_of(response))["error"] == "database_unavailable"
-            assert 0.9 <= waited < 2.0
+            # Not before acquire_timeout=1; no upper bound (the machine's load decides it): had the wait not been
+            # cut, the quick query would have been answered 200 once the slow one ended (statement_timeout=4).
+            assert waited >= 1, waited
         finally:
             holder.cancel()
             await asyncio.gather(holder, return_exceptions=True)
