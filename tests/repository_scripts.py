@@ -2,9 +2,9 @@
 
 The scripts run as ``python -m scripts.<name>`` from the repository root and
 import one another as ``scripts.<name>``. Tests import them the same way without
-adding the root to the module search path (``sys.path``, or pytest's
-``pythonpath``): the package is registered under its name from its location,
-and its modules are then found through the package's own ``__path__``.
+adding the root to the module search path (by hand, or by pytest's
+``pythonpath`` setting): the package is registered under its name from its
+location, and its modules are then found through the package's own ``__path__``.
 """
 
 from __future__ import annotations
