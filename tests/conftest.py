@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +20,21 @@ from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.process import PolicySource
 from gateway.web.app import create_app, server_options
 from gateway.observability.log_stream import CapturedLog
+from gateway_processes import GatewayProcess, alive, children
 from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient
-from support import GatewayFactory, connect, database_from, dsn_under_test, gateway_config
+from support import (
+    GatewayFactory,
+    connect,
+    database_from,
+    dsn_under_test,
+    gateway_config,
+    grant,
+    register_database,
+    run_sql,
+    server_parameters,
+)
+from tcp_proxy import HangingProxy
 
 CLOSE_TIMEOUT_SECONDS = 60.0
 """How long closing one test gateway (its server, pools and registry follower) may take."""
@@ -71,6 +86,53 @@ def shop_database(request: pytest.FixtureRequest) -> Iterator[str]:
         yield name
 
 
+@pytest.fixture(scope="module")
+def items_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A scratch database made from the test module's ``ITEMS_SQL`` (a table of items), for the module's tests to read."""
+    with database_from(request.module.ITEMS_SQL) as name:
+        yield name
+
+
+SERVED_SQL = "CREATE TABLE public.t (id integer)"
+"""What ``served_database`` holds unless the test module says otherwise with its own ``SERVED_SQL``."""
+
+
+@pytest.fixture(scope="module")
+def served_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A scratch database made from the test module's ``SERVED_SQL`` (default: an empty public.t), only read."""
+    with database_from(getattr(request.module, "SERVED_SQL", SERVED_SQL)) as name:
+        yield name
+
+
+@pytest.fixture(scope="module")
+def formats_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A scratch database made from the test module's ``FORMATS_SQL`` (test_getdata_formats' typed columns)."""
+    with database_from(request.module.FORMATS_SQL) as name:
+        yield name
+
+
+@pytest.fixture(scope="module")
+def module_registry_database() -> Iterator[str]:
+    """An empty scratch database for the test module's registries (see ``registry_database``)."""
+    with database_from() as name:
+        yield name
+
+
+@pytest.fixture
+def registry_database(module_registry_database: str) -> str:
+    """A scratch database holding no registry (emptied here: dropping a database per test costs a checkpoint)."""
+    run_sql(module_registry_database, "DROP SCHEMA IF EXISTS dbgateway_registry CASCADE")
+    return module_registry_database
+
+
+@pytest.fixture
+def proxy() -> Iterator[HangingProxy]:
+    """A TCP proxy to the test server that a test can make hang (see ``tcp_proxy.HangingProxy``)."""
+    parameters = server_parameters()
+    with HangingProxy(parameters["ip"], int(parameters["port"])) as running:
+        yield running
+
+
 @pytest.fixture
 def scratch_database() -> Iterator[str]:
     """A new empty database, dropped (with its sessions) after the test."""
@@ -113,6 +175,55 @@ async def make_gateway(tmp_path: Path) -> AsyncIterator[GatewayFactory]:
 
 
 @pytest.fixture
-async def gateway(make_gateway: GatewayFactory) -> TestClient:
-    """One gateway with the test admin token and an empty registry."""
-    return await make_gateway()
+async def gateway(request: pytest.FixtureRequest, make_gateway: GatewayFactory) -> TestClient:
+    """One gateway with the test admin token and an empty registry, and the test module's ``GATEWAY_SETTINGS``."""
+    return await make_gateway(**getattr(request.module, "GATEWAY_SETTINGS", {}))
+
+
+@pytest.fixture
+async def shop(request: pytest.FixtureRequest, gateway: TestClient, shop_database: str) -> TestClient:
+    """``gateway`` with ``shop_database`` registered and tokens granted tables, as the test module says.
+
+    The module's ``SHOP_NAME`` is the local database name (default "shop"), its ``SHOP_REGISTRATION`` the
+    AddDatabase parameters that differ from the test server's (a password, a role), and its ``SHOP_GRANTS``
+    maps each token to the local table names granted to it (default: none).
+    """
+    module = request.module
+    name = getattr(module, "SHOP_NAME", "shop")
+    await register_database(gateway, name, shop_database, **getattr(module, "SHOP_REGISTRATION", {}))
+    grants: Mapping[str, Iterable[str]] = getattr(module, "SHOP_GRANTS", {})
+    for token, tables in grants.items():
+        for table in tables:
+            await grant(gateway, token, table)
+    return gateway
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    """``dbgateway serve`` processes a test started: at the end they are killed, and so is every worker they had
+    at the start (or that the test noted in the process's ``workers`` attribute)."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        leftovers = children(process.pid) if process.poll() is None else []
+        leftovers += getattr(process, "workers", [])
+        process.kill()
+        for pid in leftovers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        process.communicate()
+
+
+@pytest.fixture
+def gateways() -> Iterator[list[GatewayProcess]]:
+    """Gateway processes a test started; at the end each is stopped, and any worker of it still alive killed."""
+    started: list[GatewayProcess] = []
+    yield started
+    for gateway in started:
+        workers = children(gateway.process.pid) if gateway.process.poll() is None else []
+        gateway.stop()
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

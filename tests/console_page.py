@@ -25,7 +25,7 @@ import orjson
 import pytest
 
 from chromium import Cdp, CdpError, ChromiumProcess
-from scripts.ensure_chromium import find_chromium
+from repository_scripts import script
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SCREENSHOTS = Path(os.environ.get("DBGATEWAY_SCREENSHOTS", REPOSITORY / "build" / "console-screenshots"))
@@ -211,7 +211,7 @@ def js(value: Any) -> str:
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[ChromiumProcess]:
     """One headless Chromium for the session (installed by `make test`, scripts/ensure_chromium.py)."""
-    executable = find_chromium()
+    executable = script("ensure_chromium").find_chromium()
     if executable is None:
         pytest.fail(
             "no Chromium found (chromium, chromium-browser, google-chrome): run `python scripts/ensure_chromium.py`, "

@@ -21,6 +21,22 @@ from openapi_contract import ResponseContract
 from support import ADMIN_TOKEN, free_port, gateway_command, process_environment, wait_until_listening
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.extend(int(child) for child in (task / "children").read_text().split())
+    return sorted(found)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 class GatewayProcess:
     """One ``dbgateway serve`` with its own port and data folder; settings as ``DBGATEWAY_*`` variables.
 

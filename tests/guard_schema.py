@@ -7,10 +7,10 @@ for their types (``poly_col``, ``doc``, ``tags``...) so that a test's query says
 
 from __future__ import annotations
 
-from scripts.interrupt_statements import AUDIT_TABLES_SQL
+from repository_scripts import script
 from tpch_queries import TPCH_TABLES_SQL
 
-GUARD_SCHEMA_SQL = TPCH_TABLES_SQL + AUDIT_TABLES_SQL + """
+GUARD_SCHEMA_SQL = TPCH_TABLES_SQL + script("interrupt_statements").AUDIT_TABLES_SQL + """
 CREATE SCHEMA sales;
 CREATE SCHEMA "Sales";
 CREATE SCHEMA hr;

@@ -242,6 +242,12 @@ def run_command(*arguments: str, cwd: Path | None = None, **settings: str) -> su
     )
 
 
+def message_lines(stderr: str) -> list[str]:
+    """The lines of a ``dbgateway`` command's stderr that are not JSON log entries (those may tell of other
+    matters, as a driver installed beside that fails to load, and come before a refusal's one line)."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("{")]
+
+
 def process_environment(**settings: str) -> dict[str, str]:
     """This process's environment without any ``DBGATEWAY_*`` variable, plus ``settings``."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("DBGATEWAY_")}

@@ -8,7 +8,6 @@ import json
 import re
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -25,7 +24,6 @@ from support import (
     DISTINCTIVE_PASSWORD,
     GatewayFactory,
     admin_headers,
-    database_from,
     error_of,
     grant,
     read_logs,
@@ -45,12 +43,6 @@ CREATE TABLE sales.hidden (id integer);
 FINGERPRINT = re.compile(r"[0-9a-f]{12}")
 
 
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    with database_from(ITEMS_SQL) as name:
-        yield name
-
-
 async def open_items(client: TestClient, database: str) -> TestClient:
     """Register ``database`` as "shop" and grant TOKEN sales.items only."""
     await register_database(client, "shop", database)
@@ -58,9 +50,9 @@ async def open_items(client: TestClient, database: str) -> TestClient:
     return client
 
 
-@pytest.fixture
-async def shop(make_gateway: GatewayFactory, items_database: str) -> TestClient:
-    return await open_items(await make_gateway(), items_database)
+SHOP_SQL = ITEMS_SQL
+SHOP_GRANTS = {TOKEN: ["shop_sales_items"]}
+"""The ``shop`` fixture (conftest.py), as ``open_items`` makes it."""
 
 
 async def get_data(client: TestClient, query: str, *, token: str | None = TOKEN, database: str = "shop") -> Any:
@@ -142,9 +134,9 @@ class TestGetDataEntries:
         if database != "shop":  # an unknown name answers as an ungranted one, and the entry names no database
             assert entry["local_database_name"] is None
 
-    async def test_a_time_out_is_audited_as_504(self, make_gateway: GatewayFactory, items_database: str) -> None:
+    async def test_a_time_out_is_audited_as_504(self, make_gateway: GatewayFactory, shop_database: str) -> None:
         """A query past statement_timeout: status 504, error query_timeout, with its tables and fingerprint."""
-        client = await open_items(await make_gateway(statement_timeout=0.5), items_database)
+        client = await open_items(await make_gateway(statement_timeout=0.5), shop_database)
         slow = "select count(*) from sales.items, generate_series(1, 1000000000)"
         assert (await get_data(client, slow)).status == 504
         (entry,) = await audit_entries(client, "get_data")
@@ -166,10 +158,10 @@ class TestGetDataEntries:
         assert entry["bytes"] > 256 * 1024 and entry["rows"] > 0
 
     async def test_a_client_that_stops_reading_is_audited_as_client_stalled(
-        self, make_gateway: GatewayFactory, items_database: str
+        self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """A reader that stalls past client_stall_timeout: outcome client_stalled, with what was sent so far."""
-        client = await open_items(await make_gateway(client_stall_timeout=0.5), items_database)
+        client = await open_items(await make_gateway(client_stall_timeout=0.5), shop_database)
         query = "select g, repeat('x', 500) as pad from sales.items, generate_series(1, 20000) as g"
         async with stalled_getdata(client.server.port, TOKEN, "shop", query):
             (entry,) = await wait_for_audit(client, 1)
@@ -177,10 +169,10 @@ class TestGetDataEntries:
         assert entry["bytes"] > 0
 
     async def test_a_client_that_goes_away_is_audited_as_cancelled(
-        self, make_gateway: GatewayFactory, items_database: str
+        self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """A client that disconnects while its query runs: 499 (client closed request) as its request line, cancelled."""
-        client = await open_items(await make_gateway(statement_timeout=30), items_database)
+        client = await open_items(await make_gateway(statement_timeout=30), shop_database)
         query = SLOW_QUERY.replace("sales.customers", "sales.items")
         reader, writer = await asyncio.open_connection("127.0.0.1", client.server.port)
         target = "/GetData?" + urlencode({"local_database_name": "shop", "query": query})
@@ -195,20 +187,20 @@ class TestGetDataEntries:
         assert (entry["status"], entry["error"], entry["outcome"]) == (499, None, "cancelled")
 
     async def test_audit_query_text_false_leaves_the_text_out(
-        self, make_gateway: GatewayFactory, items_database: str
+        self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """With audit_query_text = false the entry has no query text, but still the fingerprint and tables."""
-        client = await open_items(await make_gateway(audit_query_text=False), items_database)
+        client = await open_items(await make_gateway(audit_query_text=False), shop_database)
         assert (await get_data(client, "select id from sales.items where note = 'secret plan'")).status == 200
         (entry,) = await audit_entries(client, "get_data")
         assert "query" not in entry and entry["query_fingerprint"] and entry["tables"] == ["shop_sales_items"]
         assert "secret plan" not in client.log_stream.getvalue()  # type: ignore[attr-defined]
 
     async def test_audit_entries_are_written_whatever_log_level_says(
-        self, make_gateway: GatewayFactory, items_database: str
+        self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
         """log_level = error hides request lines, not the audit trail (in /Logs/ and on stderr)."""
-        client = await open_items(await make_gateway(log_level="error"), items_database)
+        client = await open_items(await make_gateway(log_level="error"), shop_database)
         assert (await get_data(client, "select id from sales.items")).status == 200
         assert len(await audit_entries(client, "get_data")) == 1
         stderr = client.log_stream.getvalue()  # type: ignore[attr-defined]
@@ -218,10 +210,10 @@ class TestGetDataEntries:
 
 class TestAdminEntries:
     async def test_every_admin_change_writes_one_entry_with_the_admin_fingerprint(
-        self, gateway: TestClient, items_database: str
+        self, gateway: TestClient, shop_database: str
     ) -> None:
         """Add, rename, grant, revoke, mint, refresh, update, remove: one audit entry each, in that order."""
-        await register_database(gateway, "shop", items_database)
+        await register_database(gateway, "shop", shop_database)
         renamed = await gateway.post(
             "/Table", json={"table": {"local_table_name": "shop_sales_items"}, "new_local_table_name": "items"},
             headers=admin_headers(),
@@ -282,13 +274,13 @@ class TestEventFilter:
 
 class TestAuditFile:
     async def test_audit_entries_are_appended_to_the_file_as_json_lines(
-        self, make_gateway: GatewayFactory, items_database: str, tmp_path: Path
+        self, make_gateway: GatewayFactory, shop_database: str, tmp_path: Path
     ) -> None:
         """The file holds exactly the audit entries /Logs/ shows, one JSON line each, mode 0600, no secret."""
         path = tmp_path / "audit" / "audit.jsonl"
         path.parent.mkdir()
         client = await make_gateway(audit_file=str(path))
-        await open_items(client, items_database)
+        await open_items(client, shop_database)
         query = f"select id from sales.items where note <> '{TOKEN}'"
         assert (await get_data(client, query)).status == 200
         patch = {"local_database_name": "shop", "password": DISTINCTIVE_PASSWORD}

@@ -19,18 +19,13 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
-from support import GatewayFactory, database_from
-from test_audit import ITEMS_SQL, get_data, open_items, wait_for_audit
+from support import GatewayFactory
+from test_audit import ITEMS_SQL  # noqa: F401  (conftest's items_database fixture reads it here)
+from test_audit import get_data, open_items, wait_for_audit
 
 from gateway.observability.audit_file import AuditFile
 
 SMALL_DISK = "64k"
-
-
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    with database_from(ITEMS_SQL) as name:
-        yield name
 
 
 @pytest.fixture

@@ -41,8 +41,10 @@ import pytest
 from drivers.postgres.guard.policy import GuardPolicy as QueryPolicy
 from drivers.postgres.guard.sql_guard import check_query
 from gateway.errors import QueryRejected
-from scripts.interrupt_statements import AUDIT_TABLES, MEMORY_LIMIT_MB
+from repository_scripts import script
 
+AUDIT_TABLES = script("interrupt_statements").AUDIT_TABLES
+MEMORY_LIMIT_MB = script("interrupt_statements").MEMORY_LIMIT_MB
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 ISSUE_8_FINDINGS = SCRIPTS / "interrupt_audit_findings.json"
 ISSUE_19_FINDINGS = SCRIPTS / "interrupt_statement_findings.json"

@@ -8,7 +8,6 @@ import os
 import socket
 import stat
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,13 +19,14 @@ from gateway import __version__
 from support import (
     ADMIN_TOKEN,
     free_port,
+    message_lines,
     run_command,
     start_gateway_process,
     stop_process,
     wait_until_listening,
 )
+from test_workers import STOP_DEADLINE_SECONDS
 
-PROMPT_EXIT_SECONDS = 5.0
 
 
 def list_databases(port: int, admin_token: str) -> tuple[int, object]:
@@ -37,17 +37,6 @@ def list_databases(port: int, admin_token: str) -> tuple[int, object]:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    """Gateway processes a test started; any still running at the end are killed."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
 
 
 def test_version_prints_the_package_version() -> None:
@@ -121,15 +110,13 @@ def test_configured_admin_token_is_used_and_no_file_is_written(
 def test_sigterm_stops_the_gateway_promptly_with_exit_code_0(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
-    """SIGTERM makes `dbgateway serve` exit 0 within a few seconds."""
+    """SIGTERM makes `dbgateway serve` exit 0 within what its settings allow (shutdown_timeout and kill margin)."""
     port = free_port()
     process = start_gateway_process(tmp_path / "data", port)
     processes.append(process)
     wait_until_listening(process, port)
-    started = time.monotonic()
-    code, stderr = stop_process(process, timeout=PROMPT_EXIT_SECONDS)
+    code, stderr = stop_process(process, timeout=STOP_DEADLINE_SECONDS)
     assert code == 0, stderr
-    assert time.monotonic() - started < PROMPT_EXIT_SECONDS
 
 
 def test_corrupt_registry_stops_serve_and_is_left_unchanged(tmp_path: Path) -> None:
@@ -182,8 +169,9 @@ def read_only_folder(folder: Path) -> Iterator[Path]:
 
 
 def assert_one_line_and_exit_2(result: subprocess.CompletedProcess[str], *named: str) -> None:
-    """Exit status 2 and exactly one stderr line, "dbgateway: ..." naming each of ``named``; no traceback."""
-    lines = result.stderr.strip().splitlines()
+    """Exit status 2 and exactly one stderr line (besides log entries), "dbgateway: ..." naming each of ``named``;
+    no traceback."""
+    lines = message_lines(result.stderr)
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1 and lines[0].startswith("dbgateway: "), result.stderr
     for text in named:

@@ -13,18 +13,15 @@ import asyncio
 import json
 import signal
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
 from gateway_processes import GatewayProcess
 from support import (
     GatewayFactory,
     admin_headers,
-    database_from,
     eventually,
     grant,
     register_database,
@@ -43,10 +40,8 @@ DEADLINE = 30.0
 """Seconds to wait for a condition (the gateway noticing the closed connection, a process exiting)."""
 
 
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t AS SELECT g AS id FROM generate_series(1, 2000) g") as name:
-        yield name
+SERVED_SQL = "CREATE TABLE public.t AS SELECT g AS id FROM generate_series(1, 2000) g"
+"""What the ``served_database`` fixture (conftest.py) holds."""
 
 
 async def serving(make_gateway: GatewayFactory, served_database: str) -> TestClient:

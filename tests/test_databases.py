@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -11,7 +10,6 @@ from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    database_from,
     database_parameters,
     error_of,
     free_port,
@@ -20,13 +18,6 @@ from support import (
     registry_path,
     success_of,
 )
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    """A database holding public.t, shared by this module's tests, which never change it."""
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 REQUIRED_PARAMETERS = ["local_database_name", "ip", "port", "database", "username", "base_type"]

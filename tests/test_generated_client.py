@@ -14,6 +14,7 @@ generator does not read API-key schemes), and NDJSON is read as text
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -25,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from support import ADMIN_TOKEN, GatewayFactory, database_from, server_parameters
+from support import ADMIN_TOKEN, GatewayFactory, server_parameters
 
 GENERATOR = Path(sys.executable).parent / "openapi-python-client"
 PACKAGE = "dbgateway_generated"
@@ -36,12 +37,6 @@ QUERY = "SELECT id, label FROM public.items ORDER BY id"
 ITEMS_SQL = "CREATE TABLE public.items (id integer PRIMARY KEY, label text); INSERT INTO public.items VALUES (1, 'one'), (2, NULL)"
 
 pytestmark = pytest.mark.skipif(not GENERATOR.exists(), reason="openapi-python-client is not installed (test extra)")
-
-
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    with database_from(ITEMS_SQL) as name:
-        yield name
 
 
 def generate(document: bytes, folder: Path) -> ModuleType:
@@ -56,17 +51,25 @@ def generate(document: bytes, folder: Path) -> ModuleType:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING parsing" not in result.stdout, result.stdout  # every operation and answer generated
-    sys.path.insert(0, str(folder))
-    return importlib.import_module(PACKAGE)
+    # Registered under its name from where it was generated (no search path changes): its modules are then
+    # found through the package's own __path__.
+    location = folder / PACKAGE
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE, location / "__init__.py", submodule_search_locations=[str(location)]
+    )
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = package
+    spec.loader.exec_module(package)
+    return package
 
 
 @pytest.fixture
-def generated(tmp_path: Path) -> Iterator[Any]:
+def generated() -> Iterator[Any]:
     """Imports the generated package's modules by name; forgets them after the test."""
     yield lambda name: importlib.import_module(f"{PACKAGE}.{name}")
     for name in [name for name in sys.modules if name == PACKAGE or name.startswith(f"{PACKAGE}.")]:
         del sys.modules[name]
-    sys.path[:] = [entry for entry in sys.path if entry != str(tmp_path)]
 
 
 async def test_a_generated_client_calls_every_operation_in_every_format(

@@ -19,7 +19,9 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from drivers.postgres import PostgresDriver
+from drivers.postgres.pool import PostgresPool
 from gateway.web.app import create_app, server_options
+from gateway.web.keys import POOLS, REGISTRY
 
 from support import (
     error_of,
@@ -30,6 +32,7 @@ from support import (
     run_sql,
     stalled_getdata,
     user_headers,
+    wait_until,
 )
 
 TOKEN = "getdata-reader-token-7f3a"
@@ -80,6 +83,8 @@ GRANTED_TABLES = (
     "shop_Sales_Order Lines",
     "shop_public_every_type",
 )
+SHOP_GRANTS = {TOKEN: GRANTED_TABLES}
+"""The grants of the ``shop`` fixture (conftest.py), as ``open_shop`` makes them."""
 
 EVERY_TYPE_COLUMNS = [
     ("i2", "smallint"), ("i4", "integer"), ("i8", "bigint"), ("num", "numeric"),
@@ -139,12 +144,6 @@ async def open_shop(client: TestClient, database: str, local_name: str = "shop")
 
 
 @pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A default gateway with the shop registered and TOKEN's grants in place."""
-    return await open_shop(gateway, shop_database)
-
-
-@pytest.fixture
 async def url_sized_gateway(tmp_path: Path, shop_database: str) -> AsyncIterator[TestClient]:
     """A shop gateway whose HTTP server runs with ``server_options`` (room for a 100 KiB query in the URL).
 
@@ -201,6 +200,16 @@ def busy_gateway_backends(database: str) -> list[tuple[Any, ...]]:
         "WHERE datname = current_database() AND application_name = 'dbgateway' "
         "AND state IS DISTINCT FROM 'idle'",
     )
+
+
+def waiting_for_a_connection(client: TestClient) -> int:
+    """How many requests wait for a connection of "shop"'s pool (for a slot, or for aiopg's pool)."""
+    pool = client.app[POOLS].get(client.app[REGISTRY].state.databases["shop"])
+    assert isinstance(pool, PostgresPool)
+    # Neither the slots nor aiopg tell their queue publicly; the test reads it to know the request is there.
+    turns = len(pool._runaways.slots._turns)  # noqa: SLF001
+    connections = pool._pool._cond._waiters if pool._pool is not None else None  # noqa: SLF001
+    return turns + len(connections or ())
 
 
 async def wait_for_backends(
@@ -562,7 +571,7 @@ class TestLimits:
     async def test_statement_time_limit_answers_504_and_frees_the_backend(
         self, make_gateway: GatewayFactory, shop_database: str
     ) -> None:
-        """A query past statement_timeout=1 is 504 query_timeout in about a second, and no backend keeps running it."""
+        """A query past statement_timeout=1 is 504 query_timeout once the limit is spent, and no backend keeps running it."""
         client = await open_shop(await make_gateway(statement_timeout=1), shop_database)
         started = time.monotonic()
         response = await get_data(client, SLOW_QUERY)
@@ -570,7 +579,9 @@ class TestLimits:
         assert response.status == 504, await response.text()
         body = await error_of(response)
         assert body["error"] == "query_timeout"
-        assert 0.8 < elapsed < 5, elapsed
+        # Not before the limit the setting gives; how long after it depends on the machine's load, so no upper
+        # bound: SLOW_QUERY alone runs for minutes, so the 504 itself shows the limit stopped it.
+        assert elapsed >= 1, elapsed
         assert busy_gateway_backends(shop_database) == []
         # The connection went back to the pool usable.
         assert (await query_result(client, "select count(*) as n from sales.orders"))["data"] == [{"n": 5}]
@@ -589,11 +600,10 @@ class TestHoldingTheDatabase:
         )
         query = "select g, repeat('x', 200) as pad from generate_series(1, 100000) as g"
         async with stalled_getdata(client.server.port, TOKEN, "shop", query):
-            # Now stop reading. The next request needs the pool's one connection.
-            started = time.monotonic()
+            # Now stop reading. The next request needs the pool's one connection: answered (not 503 after
+            # acquire_timeout=6 s) only if the stalled stream gave it back, which statement_timeout=30 would not do.
             result = await query_result(client, "select count(*) as n from sales.orders")
             assert result["data"] == [{"n": 5}]
-            assert time.monotonic() - started < 4.5
             assert busy_gateway_backends(shop_database) == []
             assert "getdata_client_stalled" in client.log_stream.getvalue()  # type: ignore[attr-defined]
 
@@ -646,14 +656,13 @@ class TestHoldingTheDatabase:
         # The query itself, not the allowlist read before it: the pool hands its connection on in arrival order.
         running = await wait_for_backends(shop_database, "active", 1, running="generate_series")
         waiting = asyncio.ensure_future(query_result(client, "select count(*) as n from sales.orders"))
-        await asyncio.sleep(0.3)  # the second request is now waiting for the pool's only connection
+        await wait_until(lambda: waiting_for_a_connection(client) == 1, 10, "the second request waits for the pool")
         assert not waiting.done()
         run_sql(None, "SELECT pg_catalog.pg_terminate_backend(%s)", (running[0][0],))
         killed = await slow
         assert killed.status == 503, await killed.text()
-        started = time.monotonic()
+        # Served, not 503 after acquire_timeout=8: the dead connection's slot went to the waiting request.
         assert (await waiting)["data"] == [{"n": 5}]
-        assert time.monotonic() - started < 3
 
 
 class TestDatabaseErrors:

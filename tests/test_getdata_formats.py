@@ -26,7 +26,6 @@ from aiohttp.test_utils import TestClient
 from gateway_processes import GatewayProcess
 from support import (
     GatewayFactory,
-    database_from,
     error_of,
     grant,
     register_database,
@@ -80,12 +79,6 @@ CONTENT_TYPES = {
 
 TEXTS_QUERY = "select id, label, note from shop.texts order by id"
 EVERY_TYPE_QUERY = "select * from shop.every_type order by i2 nulls last"
-
-
-@pytest.fixture(scope="module")
-def formats_database() -> Iterator[str]:
-    with database_from(FORMATS_SQL) as name:
-        yield name
 
 
 async def open_formats(client: TestClient, database: str) -> TestClient:

@@ -31,13 +31,6 @@ SHOP_SQL = (
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" holding public.alpha, public.beta and sales.gamma."""
-    await register_database(gateway, "shop", shop_database)
-    return gateway
-
-
 async def grant_with(client: TestClient, headers: dict[str, str] | None = None, **params: str) -> ClientResponse:
     """GrantTableAccess with these query parameters, as the admin unless ``headers`` says otherwise."""
     return await client.post(

@@ -89,7 +89,7 @@ def direct(corpora_database: str) -> Iterator[psycopg2.extensions.connection]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def client(
+async def corpora_client(
     corpora_database: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[ContractCheckedClient]:
     """One gateway over real HTTP with the database registered and every table granted to ``TOKEN``."""
@@ -127,11 +127,11 @@ def test_every_set_is_complete() -> None:
 @pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("sql", _cases())
 async def test_query_answers_like_psql(
-    client: ContractCheckedClient, direct: psycopg2.extensions.connection, sql: str
+    corpora_client: ContractCheckedClient, direct: psycopg2.extensions.connection, sql: str
 ) -> None:
     """GetData answers 200 with every row: the same number of rows as the text run directly on the database."""
     expected = direct_row_count(direct, sql)
-    response = await client.post(
+    response = await corpora_client.post(
         "/GetData", json={"local_database_name": LOCAL_NAME, "query": sql}, headers=user_headers(TOKEN)
     )
     text = await response.text()

@@ -15,7 +15,6 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import Iterator
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -26,7 +25,7 @@ from drivers.postgres.guard.sql_guard import check_query
 from drivers.postgres.pool import PostgresPool
 from gateway.errors import QueryFailed, QueryRejected
 from gateway.web.keys import POOLS, REGISTRY
-from support import GatewayFactory, database_from, grant, register_database, user_headers
+from support import user_headers
 from test_guard_cache import PARTITIONED, _outcome, _suite_queries
 
 LONG_IN_LIST = ", ".join(str(n) for n in range(2, 8000))
@@ -151,10 +150,8 @@ SHOP_SQL = (
 )
 
 
-@pytest.fixture
-def shop() -> Iterator[str]:
-    with database_from(SHOP_SQL) as name:
-        yield name
+SHOP_GRANTS = {"long-child-token-8e2d": ["shop_sales_items"]}
+"""The grants of the ``shop`` fixture (conftest.py), a default gateway with SHOP_SQL registered as "shop"."""
 
 
 async def _get_data(client: TestClient, query: str) -> tuple[int, object]:
@@ -165,13 +162,11 @@ async def _get_data(client: TestClient, query: str) -> tuple[int, object]:
 
 
 async def test_long_texts_through_http_read_inherited_tables_as_only_and_repeat_without_the_child(
-    make_gateway: GatewayFactory, shop: str
+    shop: TestClient
 ) -> None:
     """A long text over a table with a child table answers the parent's rows only; sent again, it is answered
     from the decisions kept; a long text reading an ungranted table is refused."""
-    client: TestClient = await make_gateway()
-    await register_database(client, "shop", shop)
-    await grant(client, "long-child-token-8e2d", "shop_sales_items")
+    client = shop
     query = f"select id, note from sales.items where id in (17, {LONG_IN_LIST}) order by id limit 3"
     for _ in range(2):
         status, body = await _get_data(client, query)
@@ -190,12 +185,10 @@ async def test_long_texts_through_http_read_inherited_tables_as_only_and_repeat_
 
 
 async def test_a_child_stopped_between_texts_is_replaced_and_ends_with_its_pool(
-    make_gateway: GatewayFactory, shop: str
+    shop: TestClient
 ) -> None:
     """The child killed while idle: the next long text starts another and is answered; closing the pool ends it."""
-    client: TestClient = await make_gateway()
-    await register_database(client, "shop", shop)
-    await grant(client, "long-child-token-8e2d", "shop_sales_items")
+    client = shop
     first = f"select count(*) as n from sales.items where id in ({LONG_IN_LIST})"
     assert (await _get_data(client, first))[0] == 200
     pool = _pool(client)

@@ -12,10 +12,8 @@ from support import (
     admin_headers,
     database_parameters,
     error_of,
-    grant,
     granted_names,
     listed,
-    register_database,
     registry_path,
     rename_table,
     success_of,
@@ -45,12 +43,8 @@ SHOP_SQL = "CREATE TABLE public.alpha (id integer)"
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" holding public.alpha, granted to token "reader-token-0001"."""
-    await register_database(gateway, "shop", shop_database)
-    await grant(gateway, "reader-token-0001", "shop_public_alpha")
-    return gateway
+SHOP_GRANTS = {"reader-token-0001": ["shop_public_alpha"]}
+"""The grants of the ``shop`` fixture (conftest.py)."""
 
 
 # -- paths ------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from gateway_processes import GatewayProcess
-from support import ADMIN_TOKEN, database_from, eventually, server_parameters
+from support import ADMIN_TOKEN, eventually, server_parameters
 from tcp_proxy import HangingProxy
 
 TOKEN = "hung-database-reader-7c1e"
@@ -36,21 +36,12 @@ ANSWER_DEADLINE = 10.0
 """How long a request to the gateway may go unanswered before the test calls the worker stuck."""
 
 
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1), (2)") as name:
-        yield name
+SERVED_SQL = "CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1), (2)"
+"""What the ``served_database`` fixture (conftest.py) holds."""
 
 
 @pytest.fixture
-def proxy() -> Iterator[HangingProxy]:
-    parameters = server_parameters()
-    with HangingProxy(parameters["ip"], int(parameters["port"])) as running:
-        yield running
-
-
-@pytest.fixture
-def gateway(tmp_path: Path, served_database: str, proxy: HangingProxy) -> Iterator[GatewayProcess]:
+def worker(tmp_path: Path, served_database: str, proxy: HangingProxy) -> Iterator[GatewayProcess]:
     """One worker serving ``served_database`` twice: ``direct``, and ``proxied`` through ``proxy``."""
     process = GatewayProcess(
         tmp_path / "data",
@@ -123,41 +114,41 @@ def assert_the_worker_serves_others(gateway: GatewayProcess) -> None:
 
 class TestHungDatabase:
     def test_a_statement_past_its_limit_on_a_hung_database_holds_nothing_else(
-        self, gateway: GatewayProcess, proxy: HangingProxy
+        self, worker: GatewayProcess, proxy: HangingProxy
     ) -> None:
         """The hung query ends with 504 query_timeout; meanwhile and after, the worker answers everything else;
         its connection is discarded and its backend counted until the database is back."""
-        assert get_data(gateway, "proxied")[0] == 200  # the pool holds a connection through the proxy
+        assert get_data(worker, "proxied")[0] == 200  # the pool holds a connection through the proxy
         proxy.hang()
         outcome: list[tuple[int, Any]] = []
-        hung = threading.Thread(target=lambda: outcome.append(get_data(gateway, "proxied", timeout=60)))
+        hung = threading.Thread(target=lambda: outcome.append(get_data(worker, "proxied", timeout=60)))
         hung.start()
         try:
             # Past the statement limit the gateway tries to cancel: a new connection reaches the silent path.
             assert eventually(lambda: proxy.connections_while_hung >= 1, 30), "the gateway never tried to cancel"
-            assert_the_worker_serves_others(gateway)
+            assert_the_worker_serves_others(worker)
             hung.join(30)
             assert not hung.is_alive(), "the hung query got no answer"
             status, body = outcome[0]
             assert (status, body["error"]) == (504, "query_timeout"), body
-            assert_the_worker_serves_others(gateway)
-            assert events(gateway, "postgres_cancel_failed")
-            assert [entry["reason"] for entry in events(gateway, "runaway_backend")] == ["statement_time_limit"]
+            assert_the_worker_serves_others(worker)
+            assert events(worker, "postgres_cancel_failed")
+            assert [entry["reason"] for entry in events(worker, "runaway_backend")] == ["statement_time_limit"]
         finally:
             proxy.resume()
             hung.join(60)
         # The database is back: served again, and the discarded backend's slot is freed once it is gone.
-        assert eventually(lambda: get_data(gateway, "proxied")[0] == 200, 30)
-        assert eventually(lambda: bool(events(gateway, "runaway_backend_ended")), 30)
+        assert eventually(lambda: get_data(worker, "proxied")[0] == 200, 30)
+        assert eventually(lambda: bool(events(worker, "runaway_backend_ended")), 30)
 
     def test_a_client_that_leaves_a_query_on_a_hung_database_holds_nothing_else(
-        self, gateway: GatewayProcess, proxy: HangingProxy
+        self, worker: GatewayProcess, proxy: HangingProxy
     ) -> None:
         """A client that disconnects while its statement hangs: the worker cancels without waiting on the
         database, keeps answering, and discards the connection once the cancel's deadline passes."""
-        assert get_data(gateway, "proxied")[0] == 200
+        assert get_data(worker, "proxied")[0] == 200
         proxy.hang()
-        client = socket.create_connection(("127.0.0.1", gateway.port))
+        client = socket.create_connection(("127.0.0.1", worker.port))
         try:
             target = "/GetData?" + urllib.parse.urlencode({"local_database_name": "proxied", "query": QUERY})
             client.sendall(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {TOKEN}\r\n\r\n".encode())
@@ -165,7 +156,7 @@ class TestHungDatabase:
         finally:
             client.close()
         assert eventually(lambda: proxy.connections_while_hung >= 1, 30), "the gateway never tried to cancel"
-        assert_the_worker_serves_others(gateway)
-        assert eventually(lambda: bool(events(gateway, "runaway_backend")), 30)
-        assert [entry["reason"] for entry in events(gateway, "runaway_backend")] == ["request_cancelled"]
-        assert_the_worker_serves_others(gateway)
+        assert_the_worker_serves_others(worker)
+        assert eventually(lambda: bool(events(worker, "runaway_backend")), 30)
+        assert [entry["reason"] for entry in events(worker, "runaway_backend")] == ["request_cancelled"]
+        assert_the_worker_serves_others(worker)

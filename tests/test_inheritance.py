@@ -58,10 +58,13 @@ INSERT INTO pub.parted VALUES (1, 'low'), (11, 'high');
 PARENT_ROWS = [{"id": 1, "note": "parent"}]
 
 
-@pytest.fixture(scope="module")
+PUB_READER = f"dbgw_test_reader_{secrets.token_hex(4)}"
+
+
+@pytest.fixture(scope="module", autouse=True)
 def pub_reader(shop_database: str) -> Iterator[str]:
-    """A login role that may read every relation of schema pub and nothing of schema sec."""
-    role = f"dbgw_test_reader_{secrets.token_hex(4)}"
+    """PUB_READER, a login role that may read every relation of schema pub and nothing of schema sec."""
+    role = PUB_READER
     run_sql(None, f'CREATE ROLE "{role}" LOGIN')
     run_sql(shop_database, f'GRANT USAGE ON SCHEMA pub TO "{role}"')
     run_sql(shop_database, f'GRANT SELECT ON ALL TABLES IN SCHEMA pub TO "{role}"')
@@ -72,11 +75,8 @@ def pub_reader(shop_database: str) -> Iterator[str]:
         run_sql(None, f'DROP ROLE "{role}"')
 
 
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str, pub_reader: str) -> TestClient:
-    """A gateway reading the module's database as "shop" through the pub-only role."""
-    await register_database(gateway, "shop", shop_database, username=pub_reader, password="")
-    return gateway
+SHOP_REGISTRATION = {"username": PUB_READER, "password": ""}
+"""The ``shop`` fixture (conftest.py) reads the module's database through the pub-only role."""
 
 
 async def rows_of(client: TestClient, query: str, token: str = TOKEN) -> list[dict[str, Any]]:

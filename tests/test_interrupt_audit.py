@@ -7,16 +7,18 @@ from pathlib import Path
 
 import attrs
 
-from scripts import interrupt_audit as audit
-from scripts import interrupt_backend as backend
-from scripts import interrupt_catalogue as catalogue
-from scripts import interrupt_gateway as gateway_module
-from scripts import interrupt_measure as measure
-from scripts import interrupt_probes as probes
-from scripts import interrupt_runner as runner_module
-from scripts import interrupt_statement_catalogue as statement_catalogue
-from scripts import interrupt_statements as statements
+from repository_scripts import script
 from support import dsn_under_test, run_sql
+
+audit = script("interrupt_audit")
+backend = script("interrupt_backend")
+catalogue = script("interrupt_catalogue")
+gateway_module = script("interrupt_gateway")
+measure = script("interrupt_measure")
+probes = script("interrupt_probes")
+runner_module = script("interrupt_runner")
+statement_catalogue = script("interrupt_statement_catalogue")
+statements = script("interrupt_statements")
 
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = ROOT / "scripts" / "interrupt_audit_findings.json"

@@ -58,13 +58,6 @@ def own_database() -> Iterator[str]:
         yield name
 
 
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" (public.alpha, public.beta, sales.gamma) registered."""
-    await register_database(gateway, "shop", shop_database)
-    return gateway
-
-
 async def mint(client: TestClient) -> str:
     """PUT /UserToken as the admin; the minted token."""
     body = await success_of(await client.put("/UserToken", headers=admin_headers()))

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
 from gateway.settings.config_checks import MIN_LOG_BUFFER_BYTES
 from gateway.observability.log_bounds import LOGGED_PATH_CHARS, UNAUTHORISED_QUERY_CHARS
 from gateway.observability.log_ring import LogLevel, LogQuery, LogRing
 from gateway.observability.log_sharing import merge_newest
-from support import GatewayFactory, admin_headers, database_from, grant, read_logs, register_database, user_headers
+from support import GatewayFactory, admin_headers, grant, read_logs, register_database, user_headers
 
 FLOOD = 200
 """Refused requests per flood."""
@@ -33,10 +31,8 @@ PER_REQUEST_BYTES = 4 * 1024
 TOKEN = "flood-granted-token-61d2"
 
 
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1)") as name:
-        yield name
+SERVED_SQL = "CREATE TABLE public.t (id integer); INSERT INTO public.t VALUES (1)"
+"""What the ``served_database`` fixture (conftest.py) holds."""
 
 
 def padded_query(size: int) -> str:

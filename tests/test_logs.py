@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,7 +18,6 @@ from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
     admin_headers,
-    database_from,
     database_parameters,
     error_of,
     free_port,
@@ -33,13 +31,6 @@ from support import (
 
 LEVEL_ORDER = ["debug", "info", "warning", "error"]
 DISTINCTIVE_USER_TOKEN = "user-Quokka-5521-token"
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    """A database holding public.t; tests only read it."""
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 @pytest.fixture

@@ -17,8 +17,9 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp.test_utils import TestClient
-from support import GatewayFactory, database_from, free_port, wait_until_listening
-from test_getdata_formats import FORMATS_SQL, TOKEN, open_formats
+from support import GatewayFactory, free_port, wait_until_listening
+from test_getdata_formats import FORMATS_SQL  # noqa: F401  (conftest's formats_database fixture reads it here)
+from test_getdata_formats import TOKEN, open_formats
 from test_nginx_config import needs_nginx, nginx
 from test_whole_or_cut import BIG_QUERY, getdata_target, kill_backends
 
@@ -45,12 +46,6 @@ http {{
     }}
 }}
 """
-
-
-@pytest.fixture(scope="module")
-def formats_database() -> Iterator[str]:
-    with database_from(FORMATS_SQL) as name:
-        yield name
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ from postgres_cluster import ThrowawayCluster, cluster_tools_missing
 from support import (
     ADMIN_TOKEN,
     admin_headers,
-    database_from,
     database_parameters,
     error_of,
     free_port,
@@ -47,13 +46,6 @@ SLOW_QUERY = (
 )
 """Ten billion rows to count: runs for minutes unless stopped; the SQL guard lets it through (no pg_sleep)."""
 QUICK_QUERY = "SELECT id, name FROM public.items ORDER BY id"
-
-
-@pytest.fixture
-def items_database() -> Iterator[str]:
-    """A scratch database with ``public.items``, dropped afterwards."""
-    with database_from(TABLE_SQL) as name:
-        yield name
 
 
 def gateway_statements(database: str, fragment: str) -> list[tuple[Any, ...]]:
@@ -89,23 +81,26 @@ async def get_data(client: TestClient, query: str) -> aiohttp.ClientResponse:
 
 class TestAcquireTimeLimit:
     async def test_no_free_connection_answers_503_within_the_acquire_limit(
-        self, make_gateway: GatewayFactory, items_database: str
+        self, make_gateway: GatewayFactory, scratch_database: str
     ) -> None:
         """With the only connection busy, GetData answers 503 database_unavailable after about acquire_timeout."""
+        run_sql(scratch_database, TABLE_SQL)
         # Two queries of one token at once: the pool, not the per-token limit, must be what refuses.
         client = await make_gateway(
             pool_min_size=0, pool_max_size=1, acquire_timeout=1, statement_timeout=4, token_query_limit=2
         )
-        await open_items(client, items_database)
+        await open_items(client, scratch_database)
         holder = asyncio.create_task(get_data(client, SLOW_QUERY))
         try:
-            await wait_until(lambda: gateway_statements(items_database, "CROSS JOIN") != [], 5.0, "the gateway's cross join runs")
+            await wait_until(lambda: gateway_statements(scratch_database, "CROSS JOIN") != [], 5.0, "the gateway's cross join runs")
             started = time.monotonic()
             response = await get_data(client, QUICK_QUERY)
             waited = time.monotonic() - started
             assert response.status == 503
             assert (await error_of(response))["error"] == "database_unavailable"
-            assert 0.9 <= waited < 2.0
+            # Not before acquire_timeout=1; no upper bound (the machine's load decides it): had the wait not been
+            # cut, the quick query would have been answered 200 once the slow one ended (statement_timeout=4).
+            assert waited >= 1, waited
         finally:
             holder.cancel()
             await asyncio.gather(holder, return_exceptions=True)
@@ -133,11 +128,12 @@ async def gateway_process(tmp_path: Path) -> AsyncIterator[str]:
 
 class TestClientDisconnect:
     async def test_a_client_that_disconnects_cancels_its_query_and_frees_the_connection(
-        self, gateway_process: str, items_database: str
+        self, gateway_process: str, scratch_database: str
     ) -> None:
         """Closing the socket mid-query stops the statement on the server; the pool's one connection serves next."""
+        run_sql(scratch_database, TABLE_SQL)
         async with aiohttp.ClientSession(gateway_process) as session:
-            registration = database_parameters(LOCAL_DATABASE, items_database)
+            registration = database_parameters(LOCAL_DATABASE, scratch_database)
             async with session.put("/Database", params=registration, headers=admin_headers()) as response:
                 assert response.status == 200, await response.text()
             granting = {"user_token": TOKEN, "local_table_name": f"{LOCAL_DATABASE}_public_items"}
@@ -145,17 +141,17 @@ class TestClientDisconnect:
                 assert response.status == 200, await response.text()
 
             slow = asyncio.create_task(session.get("/GetData", params=getdata_inputs(SLOW_QUERY), headers=user_headers(TOKEN)))
-            await wait_until(lambda: active_statements(items_database, "CROSS JOIN") != [], 5.0, "the cross join runs")
-            ((backend_pid, _),) = active_statements(items_database, "CROSS JOIN")
+            await wait_until(lambda: active_statements(scratch_database, "CROSS JOIN") != [], 5.0, "the cross join runs")
+            ((backend_pid, _),) = active_statements(scratch_database, "CROSS JOIN")
             slow.cancel()  # aiohttp closes the connection of a request cancelled mid-way
             await asyncio.gather(slow, return_exceptions=True)
 
-            await wait_until(lambda: active_statements(items_database, "CROSS JOIN") == [], 3.0, "the cross join is gone")
+            await wait_until(lambda: active_statements(scratch_database, "CROSS JOIN") == [], 3.0, "the cross join is gone")
             async with session.get("/GetData", params=getdata_inputs(QUICK_QUERY), headers=user_headers(TOKEN)) as response:
                 assert response.status == 200, await response.text()
                 assert (await response.json(content_type=None))[0]["data"] == [{"id": 1, "name": "one"}]
         # The same backend answered: the connection came back idle instead of being dropped.
-        assert gateway_sessions(items_database) == [(backend_pid, "idle")]
+        assert gateway_sessions(scratch_database) == [(backend_pid, "idle")]
 
 
 def getdata_inputs(query: str) -> dict[str, str]:
@@ -202,17 +198,20 @@ class TestDatabaseRestart:
                 answers.append((sent, response.status))
                 await response.read()
 
+        def answered_since(moment: float) -> list[int]:
+            return [status for sent, status in answers if sent >= moment]
+
         load = [asyncio.create_task(keep_asking()) for _ in range(4)]
         try:
-            await asyncio.sleep(0.5)
+            await wait_until(lambda: len(answers) >= 4, 30, "the load is answered before the restart")
             await asyncio.to_thread(throwaway_cluster.restart)
             back = loop.time()
-            await asyncio.sleep(1.0)
+            await wait_until(lambda: len(answered_since(back)) >= 20, 30, "20 requests sent after the restart answered")
         finally:
             stop.set()
             await asyncio.gather(*load)
         assert {status for _, status in answers} <= {200, 503}, answers
-        after = [status for sent, status in answers if sent >= back]
+        after = answered_since(back)
         assert len(after) >= 20 and set(after) == {200}, after
         for _ in range(10):
             assert (await get_data(client, QUICK_QUERY)).status == 200

@@ -29,7 +29,6 @@ from gateway.errors import DatabaseUnavailable, QueryTimeout
 from support import (
     admin_headers,
     connect,
-    database_from,
     error_of,
     GatewayFactory,
     grant,
@@ -69,15 +68,18 @@ SLOW_QUERY = "SELECT count(*) AS n FROM public.items, generate_series(1, 1000000
 QUICK_QUERY = "SELECT count(*) AS n FROM public.items, generate_series(1, 20000) AS g"
 
 
-@pytest.fixture(scope="module")
-def items_database() -> Iterator[str]:
-    """The module's scratch database with public.items; dropped once no runaway backend is left on it."""
-    with database_from("CREATE TABLE public.items (id integer PRIMARY KEY); INSERT INTO public.items VALUES (1)") as name:
-        yield name
-        # A runaway ignores DROP DATABASE's termination too: wait for it before the drop.
-        deadline = time.monotonic() + 120
-        while backends(name, running="poly_distance") and time.monotonic() < deadline:
-            time.sleep(0.2)
+ITEMS_SQL = "CREATE TABLE public.items (id integer PRIMARY KEY); INSERT INTO public.items VALUES (1)"
+"""The module's scratch database (the ``items_database`` fixture of conftest.py)."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def runaways_end_before_the_drop(items_database: str) -> Iterator[None]:
+    """After the module: wait until no runaway backend is left on ``items_database``, which is dropped next."""
+    yield
+    # A runaway ignores DROP DATABASE's termination too: wait for it before the drop.
+    deadline = time.monotonic() + 120
+    while backends(items_database, running="poly_distance") and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 async def open_fair(make_gateway: GatewayFactory, database: str, **settings: Any) -> TestClient:

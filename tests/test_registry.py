@@ -59,12 +59,8 @@ SHOP_SQL = "CREATE TABLE public.alpha (id integer); CREATE TABLE public.beta (id
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" (password DISTINCTIVE_PASSWORD) holding public.alpha and public.beta."""
-    parameters = database_parameters("shop", shop_database, password=DISTINCTIVE_PASSWORD)
-    await success_of(await gateway.put("/Database", params=parameters, headers=admin_headers()))
-    return gateway
+SHOP_REGISTRATION = {"password": DISTINCTIVE_PASSWORD}
+"""The ``shop`` fixture (conftest.py) registers public.alpha and public.beta with this password."""
 
 
 # -- persistence ------------------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from support import (
     GatewayFactory,
     admin_headers,
     connect,
-    database_from,
     database_parameters,
     dsn_under_test,
     free_port,
@@ -97,18 +96,12 @@ SHOP_SQL = "CREATE TABLE public.items (id integer); INSERT INTO public.items VAL
 
 
 @pytest.fixture(scope="module")
-def registry_database() -> Iterator[str]:
-    with database_from() as name:
-        yield name
-
-
-@pytest.fixture(scope="module")
 def replicas(
-    tmp_path_factory: pytest.TempPathFactory, registry_database: str, shop_database: str
+    tmp_path_factory: pytest.TempPathFactory, module_registry_database: str, shop_database: str
 ) -> Iterator[tuple[GatewayProcess, GatewayProcess]]:
     """Replicas A and B on one registry database, "shop" registered through A."""
     folder = tmp_path_factory.mktemp("replicas")
-    settings = {"DBGATEWAY_REGISTRY_URL": registry_url(registry_database), "DBGATEWAY_SECRET_KEY": KEY}
+    settings = {"DBGATEWAY_REGISTRY_URL": registry_url(module_registry_database), "DBGATEWAY_SECRET_KEY": KEY}
     started = [GatewayProcess(folder / name, **settings) for name in ("a", "b")]
     try:
         for replica in started:
@@ -224,7 +217,7 @@ async def converged(
 
 
 async def test_200_concurrent_writes_split_over_both_replicas_are_all_kept(
-    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, registry_database: str
+    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, module_registry_database: str
 ) -> None:
     """200 grants sent at once, half through each replica, all answer 200 and all are in both and in the database."""
     a, b = replicas
@@ -233,7 +226,7 @@ async def test_200_concurrent_writes_split_over_both_replicas_are_all_kept(
         *(change_grant(session, (a if index % 2 else b).url(""), "POST", token) for index, token in enumerate(tokens))
     )
     assert [status for status, _ in statuses] == [200] * 200
-    document = stored_document(registry_database)
+    document = stored_document(module_registry_database)
     assert hashes_of(document, tokens) <= stored_token_hashes(document)
     await converged(session, [a.url(""), b.url("")], tokens, time.monotonic() + VISIBLE_WITHIN_SECONDS)
 
@@ -307,29 +300,29 @@ def assert_only_registry_unavailable(refused: list[Any]) -> None:
 
 
 async def test_terminated_registry_sessions_under_load_lose_no_acknowledged_write(
-    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, registry_database: str
+    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, module_registry_database: str
 ) -> None:
     """Ending the registry's sessions during concurrent writes: every 200 is kept, and the replicas recover alone."""
     a, b = replicas
     terminated: list[int] = []
     acknowledged, refused = await storm(
-        session, [a.url(""), b.url("")], lambda: terminated.append(terminate_registry_sessions(registry_database))
+        session, [a.url(""), b.url("")], lambda: terminated.append(terminate_registry_sessions(module_registry_database))
     )
     assert len(terminated) == 3 and all(count >= 2 for count in terminated), terminated  # both followers, at least
     assert_only_registry_unavailable(refused)
-    document = stored_document(registry_database)
+    document = stored_document(module_registry_database)
     assert hashes_of(document, acknowledged) <= stored_token_hashes(document)
     await converged(session, [a.url(""), b.url("")], acknowledged, time.monotonic() + SETTLE_SECONDS)
     await changes_flow_both_ways(session, [a.url(""), b.url("")])
 
 
 async def test_a_change_made_without_a_notification_is_found_by_the_version_check(
-    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, registry_database: str
+    replicas: tuple[GatewayProcess, GatewayProcess], session: aiohttp.ClientSession, module_registry_database: str
 ) -> None:
     """A registry row changed with no NOTIFY (as if the notification were lost) is served after the periodic check."""
     a, b = replicas
     token = new_token("unnotified")
-    connection = connect(registry_database)
+    connection = connect(module_registry_database)
     try:
         with connection.cursor() as cursor:
             cursor.execute("BEGIN; SELECT version, document::text FROM dbgateway_registry.registry FOR UPDATE")

@@ -11,18 +11,15 @@ within its limit, and recover by itself when the path comes back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet
 
 from support import (
     GatewayFactory,
     admin_headers,
-    database_from,
     dsn_under_test,
     grant,
     register_database,
@@ -41,19 +38,6 @@ TOKEN = "staleness-reader-token-2f8a"
 TABLE = "shop_public_items"
 SHOP_SQL = "CREATE TABLE public.items (id integer); INSERT INTO public.items VALUES (1), (2)"
 COUNT = {"local_database_name": "shop", "query": "SELECT count(*) AS n FROM public.items"}
-
-
-@pytest.fixture
-def registry_database() -> Iterator[str]:
-    with database_from() as name:
-        yield name
-
-
-@pytest.fixture
-def proxy() -> Iterator[HangingProxy]:
-    parameters = server_parameters()
-    with HangingProxy(parameters["ip"], int(parameters["port"])) as running:
-        yield running
 
 
 def url_of(database: str, proxy: HangingProxy | None = None) -> str:

@@ -8,11 +8,8 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from support import (
-    GatewayFactory,
     admin_headers,
-    grant,
     read_logs,
-    register_database,
     user_headers,
 )
 
@@ -24,12 +21,8 @@ SHOP_SQL = "CREATE SCHEMA sales; CREATE TABLE sales.items (id integer); INSERT I
 """The module's scratch database (the ``shop_database`` fixture of conftest.py)."""
 
 
-@pytest.fixture
-async def shop(make_gateway: GatewayFactory, shop_database: str) -> TestClient:
-    client = await make_gateway()
-    await register_database(client, "shop", shop_database)
-    await grant(client, TOKEN, "shop_sales_items")
-    return client
+SHOP_GRANTS = {TOKEN: ["shop_sales_items"]}
+"""The grants of the ``shop`` fixture (conftest.py)."""
 
 
 def entries_of(entries: list[dict[str, object]], request_id: str) -> list[dict[str, object]]:

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import time
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,13 @@ import pytest
 from gateway.process.workers import KILL_MARGIN_SECONDS
 from support import (
     ADMIN_TOKEN,
-    database_from,
     eventually,
     free_port,
     register_in_process,
     start_gateway_process,
     wait_until_listening,
 )
-from test_workers import children
+from gateway_processes import alive, children
 
 SHUTDOWN_TIMEOUT = 2.0
 """The ``shutdown_timeout`` the gateways of this module run with."""
@@ -40,12 +38,6 @@ READER_TOKEN = "shutdown-reader-token-5d1e"
 
 # About 60 MB of JSON: far more than the socket buffers between the gateway and a client that stopped reading.
 HUGE_QUERY = "select g, repeat('x', 500) as pad from generate_series(1, 120000) as g"
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 def start(tmp_path: Path, served_database: str, **settings: str) -> tuple[subprocess.Popen[str], int]:
@@ -66,23 +58,6 @@ def start(tmp_path: Path, served_database: str, **settings: str) -> tuple[subpro
     process.workers = children(process.pid)  # type: ignore[attr-defined]  # for the clean-up, should they outlive it
     register_in_process(port, "big", served_database, READER_TOKEN)
     return process, port
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    """Gateways a test started: at the end they are killed, and so is every worker they had at the start."""
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        leftovers = children(process.pid) if process.poll() is None else []
-        leftovers += getattr(process, "workers", [])
-        process.kill()
-        for pid in leftovers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        process.communicate()
 
 
 def stalled_getdata(port: int) -> socket.socket:
@@ -106,14 +81,6 @@ def stop_and_time(process: subprocess.Popen[str], deadline: float) -> tuple[int,
     except subprocess.TimeoutExpired:
         raise AssertionError(f"still running {deadline} s after SIGTERM") from None
     return process.returncode, stderr, time.monotonic() - started
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class TestShutdownBound:

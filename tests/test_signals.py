@@ -12,34 +12,19 @@ import json
 import signal
 import socket
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway_processes import GatewayProcess
-from support import database_from, eventually, register_in_process
+from support import eventually, register_in_process
 from test_workers import WORKER_START_SECONDS, children, listening_inodes
 
 TOKEN = "signal-reader-token-3b9d"
 ROWS = 40000
 # About 9 MB of JSON: more than the socket buffers between the gateway and a client that pauses reading.
 QUERY = f"select g, repeat('x', 200) as pad from generate_series(1, {ROWS}) as g"
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
-
-
-@pytest.fixture
-def gateways() -> Iterator[list[GatewayProcess]]:
-    started: list[GatewayProcess] = []
-    yield started
-    for gateway in started:
-        gateway.stop()
 
 
 def log_entries(gateway: GatewayProcess, event: str) -> list[dict[str, Any]]:

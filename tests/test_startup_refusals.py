@@ -24,6 +24,7 @@ from support import (
     dsn_under_test,
     error_of,
     free_port,
+    message_lines,
     run_command,
 )
 
@@ -44,7 +45,7 @@ def serve(tmp_path: Path, url: str) -> subprocess.CompletedProcess[str]:
 
 
 def assert_refused_with_exit_2(result: subprocess.CompletedProcess[str], *named: str) -> None:
-    lines = result.stderr.strip().splitlines()
+    lines = message_lines(result.stderr)
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1 and lines[0].startswith("dbgateway: "), result.stderr
     assert "refused" in lines[0] and "registry_url" in lines[0], lines[0]

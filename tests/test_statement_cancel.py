@@ -6,7 +6,6 @@ their deadline while the event loop runs on. The end-to-end behaviour is in test
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import aiopg
 import psycopg2
@@ -14,20 +13,13 @@ import psycopg2.extensions
 import pytest
 
 from drivers.postgres.connections.cancel import NONBLOCKING_CANCEL, NO_ANSWER, start_cancel
-from support import dsn_under_test, run_sql, server_parameters, wait_until
+from support import dsn_under_test, run_sql, wait_until
 from tcp_proxy import HangingProxy
 
 WAYS = [
     pytest.param(True, id="nonblocking", marks=pytest.mark.skipif(not NONBLOCKING_CANCEL, reason="libpq < 17")),
     pytest.param(False, id="thread"),
 ]
-
-
-@pytest.fixture
-def proxy() -> Iterator[HangingProxy]:
-    parameters = server_parameters()
-    with HangingProxy(parameters["ip"], int(parameters["port"])) as running:
-        yield running
 
 
 async def connect(port: int | None = None) -> aiopg.Connection:

@@ -59,13 +59,6 @@ SHOP_SQL = TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL
 
 
 @pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with shop_database registered as "shop"."""
-    await register_database(gateway, "shop", shop_database)
-    return gateway
-
-
-@pytest.fixture
 async def changeable_shop(gateway: TestClient, scratch_database: str) -> TestClient:
     """Like ``shop``, but over a database of this test's own, which the test may change."""
     run_sql(scratch_database, TWO_TABLES_SQL + ";" + MEASUREMENTS_SQL)

@@ -15,7 +15,7 @@ import http.client
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import attrs
@@ -26,24 +26,17 @@ from aiohttp.test_utils import TestClient
 from gateway_processes import GatewayProcess
 from support import (
     GatewayFactory,
-    database_from,
     error_of,
     read_logs,
     register_in_process,
     run_sql,
 )
 from test_audit import wait_for_audit
-from test_getdata_formats import FORMATS_SQL, TOKEN, get_data, open_formats
+from test_getdata_formats import FORMATS_SQL  # noqa: F401  (conftest's formats_database fixture reads it here)
+from test_getdata_formats import TOKEN, get_data, open_formats
 
 BIG_QUERY = "select g, 'row ' || g as label from generate_series(1, {rows}) as g"
 """About 16 bytes a row as CSV: 1 000 000 rows are far past the 256 KiB an answer is sent whole within."""
-
-
-@pytest.fixture(scope="module")
-def formats_database() -> Iterator[str]:
-    """test_getdata_formats' database (its queries here read generate_series; the grants need a table)."""
-    with database_from(FORMATS_SQL) as name:
-        yield name
 
 
 @attrs.frozen

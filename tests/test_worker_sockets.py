@@ -18,16 +18,15 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.process.workers import STARTUP_GRACE_SECONDS
-from gateway_processes import GatewayProcess
-from support import ADMIN_TOKEN, database_from, eventually, register_in_process, start_gateway_process
-from test_shutdown import alive, stalled_getdata
-from test_workers import WORKER_START_SECONDS, children, listening_inodes, socket_inodes
+from gateway_processes import GatewayProcess, alive, children
+from support import ADMIN_TOKEN, eventually, register_in_process, start_gateway_process
+from test_shutdown import stalled_getdata
+from test_workers import WORKER_START_SECONDS, listening_inodes, socket_inodes
 
 NEW_CONNECTIONS = 60
 """New connections made at once after a fault; each must be answered (or, while draining, refused)."""
@@ -86,19 +85,6 @@ def start_workers(started: list[GatewayProcess], data_dir: Path, workers: int, *
     return gateway
 
 
-@pytest.fixture
-def gateways() -> Iterator[list[GatewayProcess]]:
-    """Gateways a test started; at the end each is stopped, and any worker of it still alive killed."""
-    started: list[GatewayProcess] = []
-    yield started
-    for gateway in started:
-        workers = children(gateway.process.pid) if gateway.process.poll() is None else []
-        gateway.stop()
-        for pid in workers:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-
-
 @pytest.mark.parametrize("workers", [2, 4])
 def test_after_a_worker_is_killed_every_new_connection_is_answered(
     tmp_path: Path, gateways: list[GatewayProcess], workers: int
@@ -125,12 +111,6 @@ def test_after_a_worker_is_killed_every_new_connection_is_answered(
     outcomes = outcomes_of_new_connections(gateway.port)
     assert outcomes == ["200"] * NEW_CONNECTIONS, (collections.Counter(outcomes), gateway.log()[-3000:])
     assert gateway.process.poll() is None
-
-
-@pytest.fixture(scope="module")
-def served_database() -> Iterator[str]:
-    with database_from("CREATE TABLE public.t (id integer)") as name:
-        yield name
 
 
 def established_inodes(port: int) -> set[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import attrs
@@ -39,31 +39,50 @@ def connection_parameters(drivers: Iterable[Driver]) -> list[ConnectionField]:
 class DriverCatalog:
     """The installed drivers, each built once with its ``[drivers.<name>]`` options."""
 
-    def __init__(self, drivers: Mapping[str, Driver]) -> None:
+    def __init__(self, drivers: Mapping[str, Driver], failed: Mapping[str, str] | None = None) -> None:
         for name, driver in drivers.items():
             problem = declaration_problem(declared_fields(driver))
             if problem is not None:
                 raise ValueError(f"driver {name!r}: {problem}")
         self._drivers = dict(drivers)
+        self.failed = dict(failed or {})
+        """Installed drivers that could not be loaded or built, by name: why (for the operator's answers)."""
 
     @classmethod
     def from_entry_points(
         cls, options: Mapping[str, Mapping[str, Any]], logger: structlog.typing.FilteringBoundLogger
     ) -> DriverCatalog:
         drivers: dict[str, Driver] = {}
+        failed: dict[str, str] = {}
+
+        def skip(entry: EntryPoint, error: str) -> None:
+            logger.error("driver_load_failed", driver=entry.name, target=entry.value, error=error)
+            failed[entry.name] = error
+
         for entry in entry_points(group=ENTRY_POINT_GROUP):
+            # One broken plugin must not take the gateway down: it is served without it, the log and
+            # AddDatabase for its base_type say why.
             try:
                 factory = entry.load()
-            except Exception as error:  # one broken plugin must not take the gateway down
-                logger.error("driver_load_failed", driver=entry.name, target=entry.value, error=str(error))
+            except Exception as error:
+                skip(entry, f"{type(error).__name__}: {error}")
                 continue
             try:
                 drivers[entry.name] = factory(options.get(entry.name, {}))
             except ValueError as error:
-                raise ConfigError(f"[drivers.{entry.name}] is invalid: {error}") from None
-            problem = declaration_problem(declared_fields(drivers[entry.name]))
+                if entry.name in options:  # the operator's [drivers.<name>] table is what the driver refuses
+                    raise ConfigError(f"[drivers.{entry.name}] is invalid: {error}") from None
+                skip(entry, f"it needs a [drivers.{entry.name}] table: {error}")
+                continue
+            except Exception as error:
+                skip(entry, f"{type(error).__name__}: {error}")
+                continue
+            try:
+                problem = declaration_problem(declared_fields(drivers[entry.name]))
+            except Exception as error:  # a declaration that is not even a sequence of fields
+                problem = f"its connection_fields cannot be read: {type(error).__name__}: {error}"
             if problem is not None:  # the driver's bug, not the operator's: served without it, as if it failed to import
-                logger.error("driver_load_failed", driver=entry.name, target=entry.value, error=problem)
+                skip(entry, problem)
                 del drivers[entry.name]
                 continue
             # Optional hook: a driver may name settings that weaken a protection, for the operator to see.
@@ -72,7 +91,7 @@ class DriverCatalog:
         unknown = set(options) - set(drivers)
         if unknown:
             logger.warning("driver_options_unused", drivers=sorted(unknown))
-        return cls(drivers)
+        return cls(drivers, failed)
 
     @property
     def names(self) -> list[str]:
@@ -91,5 +110,10 @@ class DriverCatalog:
         driver = self._drivers.get(base_type)
         if driver is None:
             served = ", ".join(self.names) or "none"
+            if base_type in self.failed:
+                raise UnsupportedBaseType(
+                    f"the driver for base_type {base_type!r} is installed but failed to load ({self.failed[base_type]}); "
+                    f"served: {served}"
+                )
             raise UnsupportedBaseType(f"base_type {base_type!r} is not served by an installed driver; served: {served}")
         return driver
