@@ -104,8 +104,8 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     assert task is not None
     tasks = app[REQUEST_TASKS]  # so a stopping server can cut the request wherever it is
     tasks.add(task)
-    response: web.StreamResponse | None = None
     error: GatewayError | None = None
+    status = 500  # the status answered, once there is an answer
     closed = False
     try:
         try:
@@ -117,6 +117,7 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
                 closed = True
                 raise asyncio.CancelledError() from raised
             error, response = _answer_to(request, raised)
+        status = response.status
         if not response.prepared:
             await response.prepare(request)
             await response.write_eof()
@@ -124,11 +125,15 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
     except ConnectionResetError:
         # The write failed on a closed connection. aiohttp tries to finish the answer again and gives up quietly.
         closed = True
-        return response  # type: ignore[return-value]  # only a write raises here, so there is an answer
+        return response
     except asyncio.CancelledError as cancelled:
         closed = closed or connection_closed(request, cancelled)
         if not closed:  # escaped from something the handler awaited, its connection open: the gateway's fault
             error = InternalError("the request was cancelled while its connection was open")
+        raise
+    except Exception:  # writing the answer failed otherwise: aiohttp answers 500 if it still can
+        app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
+        error, status = InternalError("the gateway failed unexpectedly; the error is in its log"), 500
         raise
     finally:
         tasks.discard(task)
@@ -136,7 +141,7 @@ async def request_middleware(request: web.Request, handler: Handler) -> web.Stre
             request,
             context,
             route,
-            response.status if response is not None else 500,
+            status,
             error,
             closed,
             cut_at_shutdown=closed and tasks.was_cut(task),
