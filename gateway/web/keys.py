@@ -12,7 +12,7 @@ from gateway.observability.log_ring import LogRing
 from gateway.observability.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.observability.logbook import LOGGER as LOGGER  # defined beside Loggers: the library log bridge reads it
 from gateway.observability.logbook import FixedEventLogger, SecretRedactor
-from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics: observe_getdata reads it
+from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics
 from gateway.observability.observation import REQUEST_CONTEXT as REQUEST_CONTEXT  # beside RequestContext
 from gateway.registry import Registry
 from gateway.request.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
