@@ -137,7 +137,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         passthrough = PassThroughProcess(work_dir, server.dsn(database))
         servers.append(passthrough)
         scripts = {}
-        for each_gateway in (gateway, one_worker):
+        for each_gateway in dict.fromkeys((gateway, one_worker)):  # the same one with --workers 1
             each_gateway.register(server, database)
             if each_gateway.get_data(POINT_LOOKUP_SQL + "1")[0]["row_count"] != 1:
                 raise RuntimeError("the gateway did not find row 1 of the benchmark table")
