@@ -21,9 +21,6 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
-
-from gateway.observability.log_stream import CapturedLog
-from gateway.web.app import create_app
 from gateway_processes import GatewayProcess
 from support import (
     GatewayFactory,
@@ -39,6 +36,9 @@ from support import (
     user_headers,
     wait_until,
 )
+
+from gateway.observability.log_stream import CapturedLog
+from gateway.web.app import create_app
 
 TOKEN = "closed-request-token-4b1e"
 # Runs for minutes: a three-way cross join of 2000 rows, counted (the statement checks for interrupts).
