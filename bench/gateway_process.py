@@ -5,7 +5,7 @@ result needs (``row_limit``) and what the run chooses (``workers``, one per
 CPU unless told). Its log
 goes to a file in the run's temporary folder (a pipe nobody reads would block
 it). Memory is read from ``/proc/<pid>/status`` of the gateway and of its
-worker processes, if it has any.
+worker processes, if it has any; CPU time from ``/proc/<pid>/stat`` (``cpu_seconds``).
 """
 
 from __future__ import annotations
@@ -51,6 +51,18 @@ def _status_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no {field}")
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time the processes ``pids`` have used so far (``/proc/<pid>/stat``), summed."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: the 14th and 15th fields of the whole line
+    return total / _CLOCK_TICKS
+
+
 def wait_until_listening(process: subprocess.Popen[bytes], port: int, log_path: Path, timeout: float = 20.0) -> None:
     """Return once ``port`` accepts connections; raise if ``process`` exits or ``timeout`` passes first."""
     deadline = time.monotonic() + timeout
@@ -92,6 +104,10 @@ class PassThroughProcess:
                 command, cwd=Path(__file__).resolve().parent.parent, stdout=log, stderr=log
             )
         wait_until_listening(self._process, self.port, self.log_path)
+
+    def pids(self) -> list[int]:
+        """Its one process."""
+        return [self._process.pid]
 
     def stop(self) -> None:
         stop_process(self._process)

@@ -34,6 +34,11 @@ TAIL_RATIO_TARGET = 3.0
 SMALL_P99_TARGET_MS = 15.0
 LARGE_RATIO_TARGET = 0.6
 MEMORY_GROWTH_TARGET_MIB = 64.0
+CPU_PER_LOOKUP_TARGET_US = 225.0
+"""Issue 21: the one-worker gateway's CPU per point lookup at concurrency 16, in microseconds."""
+CPU_PER_LOOKUP_LAST_ROUND_US = (301, 319)
+"""Issue 21: what the one-worker gateway cost per point lookup in the A/B rounds of 11-26 on the quiet machine
+(docs/performance.md), printed beside today's figure."""
 GUARD_FRESH_P99_TARGET_MS = 50.0
 """Issue 19: a query the guard has not seen, checked within 50 ms at the 99th percentile."""
 GUARD_CACHED_RATIO_TARGET = 1.25
@@ -100,9 +105,17 @@ def check_targets(
         "large_peak_growth_mib": (large["gateway_peak_growth_mib"], "<=", MEMORY_GROWTH_TARGET_MIB),
         "small_p99_ms_while_streaming": (mixed.small.p99_ms, "<=", SMALL_P99_TARGET_MS),
         "loop_lag_probes_over_20ms_beside_large_texts": (texts.probes_over_20ms, "<=", 0),
+        **cpu_targets(small),
         **(guard_targets(guard) if guard is not None else {}),
     }
     return judged(checks)
+
+
+def cpu_targets(small: list[dict[str, Any]]) -> dict[str, tuple[float, str, float]]:
+    """Issue 21's bar: the one-worker gateway's CPU per point lookup at concurrency 16 (when it was measured)."""
+    at_16 = next(entry for entry in small if entry["concurrency"] == 16)
+    measured = at_16["gateway_1_worker"].get("server_cpu_us_per_request")
+    return {} if measured is None else {"cpu_us_per_lookup_c16": (measured, "<=", CPU_PER_LOOKUP_TARGET_US)}
 
 
 def judged(checks: dict[str, tuple[float, str, float]]) -> dict[str, Any]:
@@ -138,16 +151,17 @@ def render_table(results: dict[str, Any]) -> str:
         f"load average before {machine['load_average_before']}",
         "",
         f"Point lookup by primary key, {results['settings']['seconds']} s per run",
-        "| contender | conc. | req/s | p50 ms | p99 ms | errors | ÷ pass-through |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| contender | conc. | req/s | p50 ms | p99 ms | errors | ÷ pass-through | CPU µs/req |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in results["small_queries"]:
         for key, name in CONTENDERS.items():
             figures = entry[key]
+            cpu = figures.get("server_cpu_us_per_request")
             lines.append(
                 f"| {name} | {figures['concurrency']} | {figures['requests_per_second']:.0f} | "
                 f"{figures['p50_ms']:.2f} | {figures['p99_ms']:.2f} | {figures['errors']} | "
-                f"{figures['ratio_to_passthrough']:.3f} |"
+                f"{figures['ratio_to_passthrough']:.3f} | {'' if cpu is None else f'{cpu:.0f}'} |"
             )
     large = results["large_result"]
     lines += [
@@ -167,6 +181,7 @@ def render_table(results: dict[str, Any]) -> str:
         f"{_mark(targets['passthrough_ratio_c64'])}",
         f"Gateway (1 worker) p99 ÷ p50 at c64: {targets['p99_over_p50_c64']['measured']} "
         f"{_mark(targets['p99_over_p50_c64'])}",
+        *render_cpu_lines(results["small_queries"], targets),
     ]
     mixed = results["small_queries_while_streaming"]
     small = mixed["small"]
@@ -188,6 +203,21 @@ def render_table(results: dict[str, Any]) -> str:
     if "guard_cost" in results:
         lines += ["", *render_guard_lines(results["guard_cost"], targets)]
     return "\n".join(lines)
+
+
+def render_cpu_lines(small: list[dict[str, Any]], targets: dict[str, Any]) -> list[str]:
+    """Issue 21: the gateway's CPU per point lookup beside last round's, and its ratio to the pass-through's."""
+    at_16 = next(entry for entry in small if entry["concurrency"] == 16)
+    gateway_cpu = at_16["gateway_1_worker"].get("server_cpu_us_per_request")
+    floor_cpu = at_16["passthrough"].get("server_cpu_us_per_request")
+    if gateway_cpu is None or floor_cpu is None:
+        return []
+    low, high = CPU_PER_LOOKUP_LAST_ROUND_US
+    return [
+        f"Gateway (1 worker) CPU per point lookup at c16: {gateway_cpu:.0f} µs (last round {low}-{high} µs) "
+        f"{_mark(targets['cpu_us_per_lookup_c16'])}; the pass-through's (parse_sql_json) {floor_cpu:.0f} µs; "
+        f"gateway ÷ pass-through CPU {gateway_cpu / floor_cpu:.2f}"
+    ]
 
 
 def render_guard_lines(guard: dict[str, Any], targets: dict[str, Any]) -> list[str]:

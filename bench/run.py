@@ -145,7 +145,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         passthrough = PassThroughProcess(work_dir, server.dsn(database))
         servers.append(passthrough)
         scripts = {}
-        for each_gateway in (gateway, one_worker):
+        for each_gateway in dict.fromkeys((gateway, one_worker)):  # the same one with --workers 1
             each_gateway.register(server, database)
             if each_gateway.get_data(POINT_LOOKUP_SQL + "1")[0]["row_count"] != 1:
                 raise RuntimeError("the gateway did not find row 1 of the benchmark table")
@@ -170,12 +170,16 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
             _step(f"small queries at concurrency {concurrency}: pgbench, pass-through, gateway "
                   f"(1 worker, {arguments.workers} workers), {seconds} s each")  # fmt: skip
             runs["pgbench"].append(run_pgbench(server, database, rows, concurrency, seconds))
-            runs["passthrough"].append(run_wrk(passthrough.base_url, wrk_script, concurrency, seconds))
+            runs["passthrough"].append(
+                run_wrk(passthrough.base_url, wrk_script, concurrency, seconds, passthrough.pids)
+            )
             runs["gateway_1_worker"].append(
-                run_wrk(one_worker.base_url, scripts[one_worker.base_url], concurrency, seconds)
+                run_wrk(one_worker.base_url, scripts[one_worker.base_url], concurrency, seconds, one_worker.pids)
             )
             if one_worker is not gateway:
-                runs["gateway_per_core"].append(run_wrk(gateway.base_url, wrk_script, concurrency, seconds))
+                runs["gateway_per_core"].append(
+                    run_wrk(gateway.base_url, wrk_script, concurrency, seconds, gateway.pids)
+                )
         if one_worker is gateway:
             runs["gateway_per_core"] = runs["gateway_1_worker"]
 

@@ -15,13 +15,14 @@ import re
 import subprocess
 import tempfile
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from bench.dataset import POINT_LOOKUP_SQL, Server
-from bench.gateway_process import LOCAL_DATABASE
+from bench.gateway_process import LOCAL_DATABASE, cpu_seconds
 
 CLIENT_THREADS = 2
 """``pgbench -j`` and ``wrk -t``: one per core of the reference machine."""
@@ -79,6 +80,9 @@ class LoadResult:
     """99th percentile latency, milliseconds."""
     errors: int
     """Failed requests (any non-2xx answer, socket error or time-out)."""
+    server_cpu_us_per_request: float | None = None
+    """CPU time (user and system) the server's processes used during the run, divided by the requests it
+    completed, in microseconds; None for pgbench (the server is PostgreSQL)."""
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -161,11 +165,20 @@ def parse_wrk_output(stdout: str, concurrency: int) -> LoadResult:
     )
 
 
-def run_wrk(base_url: str, script: Path, concurrency: int, seconds: int) -> LoadResult:
-    """wrk against GetData for ``seconds``, ``concurrency`` connections."""
+def run_wrk(
+    base_url: str, script: Path, concurrency: int, seconds: int, server_pids: Callable[[], list[int]] | None = None
+) -> LoadResult:
+    """wrk against GetData for ``seconds``, ``concurrency`` connections; with ``server_pids``, the server's CPU per
+    request too (its processes' CPU time over the run, divided by the requests wrk completed)."""
+    pids = server_pids() if server_pids is not None else []
+    cpu_before = cpu_seconds(pids)
     finished = subprocess.run(
         wrk_command(base_url, script, concurrency, seconds), capture_output=True, text=True, check=False
     )
+    cpu_used = cpu_seconds(pids) - cpu_before
     if finished.returncode != 0:
         raise RuntimeError(f"wrk failed ({finished.returncode}): {finished.stderr.strip()}")
-    return parse_wrk_output(finished.stdout, concurrency)
+    result = parse_wrk_output(finished.stdout, concurrency)
+    if not pids or not result.requests:
+        return result
+    return attrs.evolve(result, server_cpu_us_per_request=round(cpu_used / result.requests * 1e6, 1))

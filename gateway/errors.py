@@ -27,6 +27,10 @@ class GatewayError(Exception):
     code: ClassVar[str] = "internal_error"
     headers: ClassVar[Mapping[str, str]] = MappingProxyType({})
     """Headers the answer must carry beside the body (426 names the protocol to use)."""
+    query_outcome: ClassVar[str] = "failed"
+    """How a GetData query that ended with this error is counted (the ``outcome`` label of
+    ``dbgateway_getdata_queries``): ``failed`` unless the class says otherwise. The request's observation
+    reads it (``gateway.observability.observation``); nothing else classifies an error."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -89,6 +93,7 @@ class QueryRejected(BadRequest):
     """
 
     code = "query_rejected"
+    query_outcome = "refused"
 
     def __init__(self, message: str, *, reason: str = RefusalReason.OTHER) -> None:
         super().__init__(message)
@@ -113,6 +118,7 @@ class AccessDenied(GatewayError):
 
     status = 403
     code = "access_denied"
+    query_outcome = "denied"
 
 
 class NotFound(GatewayError):
@@ -186,6 +192,7 @@ class TooManyQueries(GatewayError):
 
     status = 429
     code = "too_many_queries"
+    query_outcome = "limited"
 
 
 class DatabaseUnavailable(GatewayError):
@@ -198,6 +205,7 @@ class DatabaseUnavailable(GatewayError):
 
     status = 503
     code = "database_unavailable"
+    query_outcome = "unavailable"
 
 
 class UpstreamRefused(DatabaseUnavailable):
@@ -250,6 +258,7 @@ _REMEDIES = {
 class QueryTimeout(GatewayError):
     status = 504
     code = "query_timeout"
+    query_outcome = "timeout"
 
 
 class InternalError(GatewayError):

@@ -16,20 +16,27 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from aiohttp.test_utils import TestClient
-
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 from gateway_processes import GatewayProcess
 from support import (
     GatewayFactory,
     admin_headers,
     eventually,
+    gateway_config,
     grant,
     register_database,
     register_in_process,
     run_sql,
     stalled_getdata,
+    user_headers,
     wait_until,
 )
+
+from gateway.observability.log_stream import CapturedLog
+from gateway.web.app import create_app
 
 TOKEN = "closed-request-token-4b1e"
 # Runs for minutes: a three-way cross join of 2000 rows, counted (the statement checks for interrupts).
@@ -121,6 +128,37 @@ async def test_a_client_that_leaves_a_streamed_answer_is_499(
     assert audits[0]["bytes"] > 0
     assert not any('status="500"' in line for line in await metric_lines(client))
     assert not entries(log.getvalue(), "unexpected_error") and not entries(log.getvalue(), "library_log")
+
+
+async def test_a_one_piece_answer_whose_write_fails_is_499_not_ok(tmp_path: Path, served_database: str) -> None:
+    """The connection goes as a small answer is about to be written (its headers' write fails): the audit entry
+    says 499 cancelled, never ok, and the request line and the metrics agree, since all three are written from
+    one observation made after the answer's last byte."""
+    log = CapturedLog()
+    app = create_app(gateway_config(tmp_path / "data"), log_stream=log)
+
+    async def connection_gone(request: web.BaseRequest, response: web.StreamResponse) -> None:
+        # As a client that left this very moment: the transport closes before a byte of the answer is written.
+        if request.path == "/GetData" and request.transport is not None:
+            request.transport.close()
+
+    app.on_response_prepare.append(connection_gone)
+    async with TestClient(TestServer(app)) as client:
+        await register_database(client, "closing", served_database)
+        await grant(client, TOKEN, "closing_public_t")
+        with pytest.raises(aiohttp.ClientError):
+            await client.get(
+                "/GetData",
+                params={"local_database_name": "closing", "query": "SELECT id FROM public.t WHERE id = 1"},
+                headers=user_headers(TOKEN),
+            )
+        await wait_until(lambda: getdata_lines(log.getvalue())[1] != [], DEADLINE, "the request ends")
+        requests, audits = getdata_lines(log.getvalue())
+        assert [(entry["status"], entry["outcome"]) for entry in audits] == [(499, "cancelled")], audits
+        assert [entry["status"] for entry in requests] == [499], requests
+        counted = await metric_lines(client)
+        assert any('route="/GetData"' in line and 'status="499"' in line for line in counted), counted
+        assert not any('route="/GetData"' in line and 'status="200"' in line for line in counted), counted
 
 
 def test_a_request_cut_at_shutdown_is_499_and_says_so(tmp_path: Path, served_database: str) -> None:

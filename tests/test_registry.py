@@ -15,8 +15,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from gateway.request.auth import hash_user_token, hashes_kept_for_the_request
-from gateway.registry import FileRegistryStore, RegistryLoadError, one_look_per_request
+from gateway.registry import FileRegistryStore, RegistryLoadError
 from gateway_processes import GatewayProcess, answer
 from support import (
     ADMIN_TOKEN,
@@ -377,59 +376,23 @@ async def grant_through(
 # -- one look at the file per request ----------------------------------------------------------------------
 
 
-async def test_a_request_looks_at_the_registry_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Within one request the file is stat-ed once; this process's own write is seen at once; afterwards each read looks."""
-    store = FileRegistryStore(tmp_path / "registry.json")
-    store.open()
-    other = FileRegistryStore(tmp_path / "registry.json")  # another process on the same file
-    other.open()
+async def test_a_getdata_request_looks_at_the_registry_file_once(shop: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetData reads the registry once, into its request context: one stat of the file, not one per reader
+    (access check, grants, audit entry, access line)."""
+    await grant(shop, USER_TOKEN, "shop_public_alpha")
     looks = 0
     look_at_file = FileRegistryStore._file_signature
 
     def counted(self: FileRegistryStore) -> Any:
         nonlocal looks
-        looks += self is store
+        looks += 1
         return look_at_file(self)
 
     monkeypatch.setattr(FileRegistryStore, "_file_signature", counted)
-    with one_look_per_request():
-        first = store.state
-        await other.update(lambda state: (state.with_minted_token("a" * 64), None))
-        assert store.state is first and looks == 1, "later reads of one request get what its first read saw"
-        await store.update(lambda state: (state.with_minted_token("b" * 64), None))
-        assert "b" * 64 in store.state.minted_tokens, "the request sees its own process's write"
-    looks = 0
-    assert {"a" * 64, "b" * 64} <= store.state.minted_tokens
-    assert store.state is store.state and looks == 3, "outside a request every read looks at the file"
-
-
-async def test_a_task_outliving_its_request_looks_at_the_file_again(tmp_path: Path) -> None:
-    """A task started by a request (holding a copy of its context) sees other processes' changes after the request."""
-    store = FileRegistryStore(tmp_path / "registry.json")
-    store.open()
-    other = FileRegistryStore(tmp_path / "registry.json")
-    other.open()
-    go_on = asyncio.Event()
-
-    async def background() -> frozenset[str]:
-        store.state  # noqa: B018 - the request's look
-        await go_on.wait()
-        return store.state.minted_tokens
-
-    with one_look_per_request():
-        task = asyncio.create_task(background())
-        await asyncio.sleep(0)
-    await other.update(lambda state: (state.with_minted_token("c" * 64), None))
-    go_on.set()
-    assert "c" * 64 in await task
-
-
-def test_token_hashes_kept_for_a_request_equal_fresh_ones() -> None:
-    """A request hashes each token once: the hash kept is the one computed afresh, per salt and per token."""
-    tokens = ["user-Otter-1", "user-Otter-2", "bad-\udcff-bytes"]
-    salts = ["a" * 64, "b" * 64]
-    fresh = {(salt, token): hash_user_token(salt, token) for salt in salts for token in tokens}
-    assert len(set(fresh.values())) == len(fresh)
-    with hashes_kept_for_the_request():
-        for _ in range(2):
-            assert {(salt, token): hash_user_token(salt, token) for salt in salts for token in tokens} == fresh
+    answered = await shop.get(
+        "/GetData",
+        params={"local_database_name": "shop", "query": "SELECT id FROM public.alpha"},
+        headers=user_headers(USER_TOKEN),
+    )
+    assert answered.status == 200, await answered.text()
+    assert looks == 1

@@ -5,8 +5,9 @@ Owns the structlog loggers, their redaction and the ring ``GET /Logs/`` reads
 writes to stderr (``log_stream``), the rings of sibling workers (``log_sharing``),
 aiohttp's and asyncio's records (``library_logs``); the audit entries and their
 file (``audit``, ``audit_file``); the Prometheus metrics (``metrics``,
-``pool_metrics``, ``loop_lag``); and what one GetData did (``getdata_tally``),
-which the metrics and the audit entry both record.
+``pool_metrics``, ``loop_lag``); what one GetData did (``getdata_tally``); and
+one request's context and the one observation of its end (``observation``), which
+the access line, the metrics and the audit entry are all written from.
 
 May import: ``gateway.errors``, ``gateway.contract``, ``gateway.registry``,
 ``gateway.settings``, ``gateway.request``. The HTTP layer (``gateway.web``) calls

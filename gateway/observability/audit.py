@@ -10,7 +10,8 @@ A GetData event says who asked (``user_token_fingerprint``), what
 (``local_database_name``, the ``tables`` read by local name, the
 ``query_fingerprint`` of the normalised query and, unless
 ``audit_query_text = false``, the ``query``), how much (``rows``, ``bytes``,
-``duration_ms``) and how it ended (``status``, ``error``, ``outcome``). The query
+``duration_ms``) and how it ended (``status``, ``error``, ``outcome``), all read from the request's one
+``Observation`` (``gateway.observability.observation``), written once the answer's last byte is. The query
 text of a request refused before its token was known to have a grant in that
 database keeps its first ``UNAUTHORISED_QUERY_CHARS`` characters, with
 ``query_length`` (anyone may send one; ``gateway.observability.log_bounds``). An
@@ -20,19 +21,19 @@ fingerprint and what changed.
 
 from __future__ import annotations
 
-import asyncio
 import enum
 from typing import Any
 
 from aiohttp import web
 
-from gateway.errors import AccessDenied, GatewayError, TableNotFound, TokenRequired
+from gateway.errors import AccessDenied, TableNotFound, TokenRequired
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.observability.logbook import Loggers
+from gateway.observability.observation import AuditOutcome as AuditOutcome  # how a GetData ended; defined there
+from gateway.observability.observation import Observation
 from gateway.registry import Registry, RegistryState, TableAddress
-from gateway.request.auth import USER_TOKEN_HEADERS, header_token, token_fingerprint
-from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST
+from gateway.request.auth import token_fingerprint
 
 AUDIT_EVENT = "audit"
 """The ``event`` of every audit entry (``GET /Logs/?event=audit``)."""
@@ -52,22 +53,6 @@ class AdminAction(enum.StrEnum):
     TABLE_ACCESS_GRANTED = "table_access_granted"
     GRANT_REVOKED = "grant_revoked"
     TOKEN_MINTED = "token_minted"
-
-
-class AuditOutcome(enum.StrEnum):
-    """How a GetData request ended, for its audit entry."""
-
-    OK = "ok"
-    """The whole answer was sent."""
-    ERROR = "error"
-    """An error was answered (``status`` and ``error`` say which)."""
-    CUT_OFF = "cut_off"
-    """The database failed (or a CSV answer passed the row limit) after the answer had begun: the body was left
-    unfinished (``error`` says why)."""
-    CLIENT_STALLED = "client_stalled"
-    """The client stopped reading for ``client_stall_timeout``; the stream was cut."""
-    CANCELLED = "cancelled"
-    """The client went away, or the gateway stopped, before the answer ended."""
 
 
 class Auditor:
@@ -97,28 +82,21 @@ class Auditor:
             **details,
         )
 
-    def getdata(
-        self,
-        request: web.Request,
-        tally: GetDataTally,
-        error: BaseException | None,
-        response: web.StreamResponse | None,
-        seconds: float,
-    ) -> None:
-        """One entry for one GetData request, whatever its end."""
-        state = self._registry.state
-        token = header_token(request, USER_TOKEN_HEADERS)
-        status, error_code, outcome = _ending(tally, error, response)
+    def getdata(self, observation: Observation) -> None:
+        """One entry for one GetData request, whatever its end, from the request's observation."""
+        context = observation.context
+        tally = context.getdata
+        assert tally is not None, "only an audited operation's observation has a GetData tally"
         fields: dict[str, Any] = {
             "action": GETDATA_ACTION,
-            "user_token_fingerprint": token_fingerprint(state.token_salt, token) if token else None,
+            "user_token_fingerprint": context.user_fingerprint,
             "local_database_name": tally.database,
-            "tables": _table_names(state, tally),
+            "tables": _table_names(context.registry, tally),
             "query_fingerprint": getattr(tally.checked, "fingerprint", None),
         }
         if self._query_text:
             fields["query"] = tally.query
-            if tally.query is not None and isinstance(error, TokenRequired | AccessDenied):
+            if tally.query is not None and isinstance(observation.error, TokenRequired | AccessDenied):
                 # Refused before the token was known to have a grant in that database: anyone can send
                 # this, so it keeps only the text's head (gateway.observability.log_bounds); a token holder's
                 # is kept whole.
@@ -130,33 +108,15 @@ class Auditor:
             **fields,
             rows=tally.rows,
             bytes=tally.bytes,
-            duration_ms=round(seconds * 1000, 3),
-            status=status,
-            error=error_code,
-            outcome=outcome.value,
+            duration_ms=round(observation.seconds * 1000, 3),
+            status=observation.status,
+            error=observation.error_code,
+            outcome=observation.outcome.value,
         )
 
 
 AUDITOR = web.AppKey("auditor", Auditor)
 """Where the app keeps its ``Auditor`` (re-exported by ``gateway.web.keys``)."""
-
-
-def _ending(
-    tally: GetDataTally, error: BaseException | None, response: web.StreamResponse | None
-) -> tuple[int | None, str | None, AuditOutcome]:
-    """(HTTP status sent or None, error code or None, outcome)."""
-    if tally.stalled:  # cutting the stall closes the connection, which may cancel the handler too
-        return 200, None, AuditOutcome.CLIENT_STALLED
-    if isinstance(error, asyncio.CancelledError):
-        # The connection closed before the end (the client left, or the stop cut it): 499, as the request line.
-        return CLIENT_CLOSED_REQUEST, None, AuditOutcome.CANCELLED
-    if isinstance(error, GatewayError):
-        if tally.late_error is error:
-            return 200, error.code, AuditOutcome.CUT_OFF
-        return error.status, error.code, AuditOutcome.ERROR
-    if error is not None:
-        return 500, "internal_error", AuditOutcome.ERROR
-    return (response.status if response is not None else None), None, AuditOutcome.OK
 
 
 def _table_names(state: RegistryState, tally: GetDataTally) -> list[str] | None:

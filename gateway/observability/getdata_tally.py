@@ -1,18 +1,20 @@
-"""What one GetData request did: the tally its handler fills and its metrics and audit entry read.
+"""What one GetData request did: the tally its handler fills, read by the request's one observation.
 
-``gateway.observability.metrics.observe_getdata`` makes one per request and, once the request
-has ended, hands it to both ``GatewayMetrics.record_getdata`` and
-``Auditor.getdata`` (``gateway.observability.audit``). It lives apart from both so that each
-can read it without importing the other.
+The request middleware puts one in the ``RequestContext`` of every request to an
+audited operation (``Operation.audited``: GetData and its per-format paths);
+the handler and the answer's writer fill it in. Once the answer has ended,
+``gateway.observability.observation.observe`` reads it (a late error, a stalled
+client) and the metrics and the audit entry read it from the observation.
 """
 
 from __future__ import annotations
 
 from gateway.contract.driver_protocol import CheckedQuery
+from gateway.errors import GatewayError
 
 
 class GetDataTally:
-    """What one GetData request did; the handler fills it in, ``observe_getdata`` records it (metrics, audit)."""
+    """What one GetData request did; the handler fills it in, the request's observation reads it."""
 
     __slots__ = ("database", "query", "checked", "rows", "bytes", "late_error", "stalled")
 
@@ -27,7 +29,7 @@ class GetDataTally:
         """Rows sent to the client."""
         self.bytes = 0
         """Body bytes sent to the client."""
-        self.late_error: BaseException | None = None
+        self.late_error: GatewayError | None = None
         """An error met after the answer had started (the handler then returns normally)."""
         self.stalled = False
         """True when the client stopped reading and the stream was cut (the handler returns normally)."""

@@ -68,67 +68,57 @@ class SecretRedactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
-        self._with_request: tuple[tuple[str, ...], int, set[str]] | None = None
-        """The last request's tokens, ``_version`` then, and the known secrets with the tokens: a request's
-        entries share one set."""
-        self._version = 0
-        """Counts changes of the known secrets (another thread may add one: the registry's reload)."""
+        """Replaced whole on a change, never changed in place: an entry being cleaned (in another thread, say)
+        goes on iterating the set it took."""
         for secret in secrets:
             self.add(secret)
 
     def add(self, secret: str | None) -> None:
-        if secret and len(secret) >= _MIN_SECRET_LENGTH:
-            self._secrets.add(secret)
-            self._version += 1
+        if secret and len(secret) >= _MIN_SECRET_LENGTH and secret not in self._secrets:
+            self._secrets = self._secrets | {secret}
 
     def discard(self, secret: str | None) -> None:
-        self._secrets.discard(secret or "")
-        self._version += 1
-
-    def _secrets_with(self, tokens: tuple[str, ...]) -> set[str]:
-        """The known secrets and ``tokens`` (the request's, ``request_secrets``)."""
-        if not tokens:
-            return self._secrets
-        version = self._version  # read before the set: a secret added meanwhile makes the kept set stale
-        kept = self._with_request
-        if kept is not None and kept[0] is tokens and kept[1] == version:
-            return kept[2]
-        secrets = self._secrets.union([s for s in tokens if len(s) >= _MIN_SECRET_LENGTH])
-        self._with_request = (tokens, version, secrets)
-        return secrets
+        if secret in self._secrets:
+            self._secrets = self._secrets - {secret}
 
     def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        secrets = self._secrets_with(request_secrets.get())
+        secrets = self._secrets
+        # The request's own tokens are searched for beside the known secrets, not joined to them: no set
+        # made per request and none kept between entries.
+        tokens = request_secrets.get()
         for key, value in event_dict.items():  # values are replaced in place: the keys stay as they are
             kind = _FIELD_KINDS.get(key) if key.__class__ is str else _FREE_TEXT
             if kind is None:
                 kind = _field_kind(key)
             if kind is _FREE_TEXT and value.__class__ is str and key.__class__ is str:  # what _clean would do
-                event_dict[key] = self._clean_text(value, secrets)
+                event_dict[key] = self._clean_text(value, secrets, tokens)
                 continue
             if kind is _WRITTEN_BY_THE_GATEWAY or value is None or value.__class__ in _PLAIN_VALUE_TYPES:
                 if kind is not _NAMES_A_SECRET:
                     continue
-            event_dict[key] = self._clean(key, value, secrets)
+            event_dict[key] = self._clean(key, value, secrets, tokens)
         return event_dict
 
     def redact_text(self, text: str) -> str:
         """Hide known secrets in a free text (used for messages answered to clients too)."""
-        return self._clean_text(text, self._secrets)
+        return self._clean_text(text, self._secrets, ())
 
-    def _clean(self, key: Any, value: Any, secrets: set[str]) -> Any:
+    def _clean(self, key: Any, value: Any, secrets: set[str], tokens: tuple[str, ...]) -> Any:
         if isinstance(key, str) and _names_a_secret(key):
             return REDACTED if value not in (None, "") else value
         if isinstance(value, str):
-            return self._clean_text(value, secrets)
+            return self._clean_text(value, secrets, tokens)
         if isinstance(value, dict):
-            return {k: self._clean(k, v, secrets) for k, v in value.items()}
+            return {k: self._clean(k, v, secrets, tokens) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self._clean(None, item, secrets) for item in value]
+            return [self._clean(None, item, secrets, tokens) for item in value]
         return value
 
     @staticmethod
-    def _clean_text(text: str, secrets: set[str]) -> str:
+    def _clean_text(text: str, secrets: set[str], tokens: tuple[str, ...]) -> str:
+        for token in tokens:
+            if len(token) >= _MIN_SECRET_LENGTH and token in text:
+                text = text.replace(token, REDACTED)
         for secret in secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)

@@ -13,11 +13,8 @@ Every metric and label is listed in ``docs/api.md`` ("Health and metrics").
 
 from __future__ import annotations
 
-import asyncio
 import enum
-import functools
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -33,18 +30,9 @@ from prometheus_client import (
 )
 
 from gateway.contract.driver_protocol import PoolStats
-from gateway.errors import (
-    AccessDenied,
-    DatabaseUnavailable,
-    QueryRejected,
-    QueryTimeout,
-    RefusalReason,
-    TooManyQueries,
-)
-from gateway.observability.audit import AUDITOR
-from gateway.observability.getdata_tally import GetDataTally
+from gateway.errors import QueryRejected, RefusalReason
+from gateway.observability.observation import Observation
 from gateway.observability.pool_metrics import PoolCollector
-from gateway.request.request_tasks import connection_closed
 
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The content type of ``GET /metrics`` (Prometheus text format)."""
@@ -65,7 +53,8 @@ _REFUSAL_REASONS = frozenset(reason.value for reason in RefusalReason)
 
 
 class QueryOutcome(enum.StrEnum):
-    """How a GetData query on a registered database ended (the ``outcome`` label)."""
+    """How a GetData query on a registered database ended (the ``outcome`` label): the ``query_outcome`` of the
+    error's class (``gateway.errors``), ``ok`` without one."""
 
     OK = "ok"
     """The answer was sent in full."""
@@ -82,25 +71,6 @@ class QueryOutcome(enum.StrEnum):
     """The token has no table granted in that database (403 access_denied)."""
     LIMITED = "limited"
     """The token ran its limit of queries on that database at once (429 too_many_queries)."""
-
-
-def query_outcome(error: BaseException | None) -> QueryOutcome | None:
-    """The outcome an error means; None for a request cancelled before it ended (nothing to count)."""
-    if error is None:
-        return QueryOutcome.OK
-    if isinstance(error, QueryRejected):
-        return QueryOutcome.REFUSED
-    if isinstance(error, QueryTimeout):
-        return QueryOutcome.TIMEOUT
-    if isinstance(error, DatabaseUnavailable):
-        return QueryOutcome.UNAVAILABLE
-    if isinstance(error, AccessDenied):
-        return QueryOutcome.DENIED
-    if isinstance(error, TooManyQueries):
-        return QueryOutcome.LIMITED
-    if isinstance(error, Exception):  # QueryFailed, or something unexpected that becomes a 500
-        return QueryOutcome.FAILED
-    return None
 
 
 def refusal_reason(error: QueryRejected) -> str:
@@ -193,24 +163,22 @@ class GatewayMetrics:
         self._rows_by = _LabelledChildren(self.getdata_rows)
         self._bytes_by = _LabelledChildren(self.getdata_bytes)
 
-    def observe_request(self, request: web.Request, status: int, seconds: float) -> None:
-        route, method = route_label(request), method_label(request.method)
-        self._requests_by(route, method, str(status)).inc()
-        self._durations_by(route, method).observe(seconds)
-
-    def record_getdata(self, tally: GetDataTally, error: BaseException | None) -> None:
-        """Count one GetData request; one that never named a registered database is not a query."""
-        database = tally.database
-        if database is None:
+    def observe(self, observation: Observation) -> None:
+        """Count one request from its observation, and, for GetData on a registered database, its query."""
+        route, method = observation.route, method_label(observation.method)
+        self._requests_by(route, method, str(observation.status)).inc()
+        self._durations_by(route, method).observe(observation.seconds)
+        tally = observation.context.getdata
+        database = tally.database if tally is not None else None
+        if tally is None or database is None:  # one that never named a registered database is not a query
             return
         self._rows_by(database).inc(tally.rows)
         self._bytes_by(database).inc(tally.bytes)
-        outcome = query_outcome(error)
-        if outcome is None:
+        if observation.query_outcome is None:  # the connection closed first: nothing to count
             return
-        self._queries_by(database, outcome.value).inc()
-        if isinstance(error, QueryRejected):
-            self.getdata_refusals.labels(database, refusal_reason(error)).inc()
+        self._queries_by(database, observation.query_outcome).inc()
+        if isinstance(observation.error, QueryRejected):
+            self.getdata_refusals.labels(database, refusal_reason(observation.error)).inc()
 
     def exposition(self) -> bytes:
         """Every metric in the Prometheus text format."""
@@ -218,47 +186,4 @@ class GatewayMetrics:
 
 
 METRICS = web.AppKey("metrics", GatewayMetrics)
-"""Where the app keeps its ``GatewayMetrics`` (re-exported by ``gateway.web.keys``, defined here for the decorator)."""
-
-GetDataHandler = Callable[[web.Request, GetDataTally], Awaitable[web.StreamResponse]]
-
-
-def observe_getdata(handler: GetDataHandler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """Turn a GetData handler taking a ``GetDataTally`` into a plain handler that records the tally.
-
-    Recorded twice: in the metrics, and as the request's ``audit`` entry.
-    """
-
-    @functools.wraps(handler)
-    async def observed(request: web.Request) -> web.StreamResponse:
-        tally = GetDataTally()
-        error: BaseException | None = None
-        response: web.StreamResponse | None = None
-        started = time.perf_counter()
-        try:
-            response = await handler(request, tally)
-            return response
-        except BaseException as raised:
-            error = _as_recorded(request, raised)
-            raise
-        finally:
-            request.app[METRICS].record_getdata(tally, tally.late_error or error)
-            request.app[AUDITOR].getdata(
-                request, tally, tally.late_error or error, response, time.perf_counter() - started
-            )
-
-    return observed
-
-
-def _as_recorded(request: web.Request, raised: BaseException) -> BaseException:
-    """What ended the request, as the metrics and the audit entry record it.
-
-    A closed connection (the client left, or the stop cut the request) is a
-    cancellation whatever was raised, a failed write too: 499, no query outcome.
-    A cancellation with the connection still open is the gateway's own fault.
-    """
-    if connection_closed(request, raised):
-        return raised if isinstance(raised, asyncio.CancelledError) else asyncio.CancelledError()
-    if isinstance(raised, asyncio.CancelledError):
-        return RuntimeError("the request was cancelled while its connection was open")
-    return raised
+"""Where the app keeps its ``GatewayMetrics`` (re-exported by ``gateway.web.keys``)."""

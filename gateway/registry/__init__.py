@@ -20,10 +20,9 @@ from gateway.registry.protocol import (
     RegistryStatus,
     RegistryUnreachable,
 )
-from gateway.registry.store import FileRegistryStore, one_look_per_request
+from gateway.registry.store import FileRegistryStore
 
 __all__ = [
-    "one_look_per_request",
     "DatabaseRecord",
     "FileRegistryStore",
     "Registry",

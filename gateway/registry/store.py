@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import fcntl
 import os
 import secrets
@@ -81,25 +80,18 @@ class FileRegistryStore:
 
     @property
     def state(self) -> RegistryState:
-        """The current content, re-read first if another process replaced the file.
+        """The current content, re-read first if another process replaced the file (a ``stat`` per read).
 
-        Within ``one_look_per_request`` the file is looked at (``stat``) once: later
-        reads of the same request get what this process holds, which is what the
-        first read saw or newer (this process's own writes, another request's re-read).
+        A request reads it once, into its context (``gateway.observability.observation.RequestContext``).
         """
         loaded = self._loaded
         if loaded is None:
             raise RuntimeError("FileRegistryStore.open() was not called")
-        look = _request_look.get()
-        if look is not None and look.store is self and look.open:
-            return loaded[0]  # what this process holds: the file as the request's first read saw it, or newer
         if self._file_signature() != loaded[1]:
             try:
                 loaded = self._reload()
             except RegistryLoadError:
                 pass  # keep serving what we had; the next write re-reads under the lock and reports it
-        if look is not None and look.open:
-            look.store = self
         return loaded[0]
 
     @property
@@ -247,39 +239,6 @@ class FileRegistryStore:
             yield
         finally:
             os.close(descriptor)  # closing releases the flock
-
-
-class _RequestLook:
-    """Whether one request looked at a registry file already."""
-
-    __slots__ = ("store", "open")
-
-    def __init__(self) -> None:
-        self.store: FileRegistryStore | None = None
-        # A task the request started may outlive it, holding a copy of its context: once the request
-        # is over, its look is no longer used, so such a task sees other processes' changes again.
-        self.open = True
-
-
-_request_look: contextvars.ContextVar[_RequestLook | None] = contextvars.ContextVar("registry_look", default=None)
-
-
-@contextmanager
-def one_look_per_request() -> Iterator[None]:
-    """Within the block, a file registry is ``stat``-ed once however often its state is read.
-
-    A request reads the state three or four times (authorise, check, audit, log);
-    a look at the file per read costs a system call on the event loop each, and a
-    change by another process between two of them would split one request across
-    two registries. A change this process writes is seen at once.
-    """
-    look = _RequestLook()
-    reset = _request_look.set(look)
-    try:
-        yield
-    finally:
-        look.open = False
-        _request_look.reset(reset)
 
 
 def _signature(info: os.stat_result) -> Signature:

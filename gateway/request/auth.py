@@ -12,10 +12,7 @@ the raw bytes, so the access log still shows its fingerprint.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import hmac
-from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -41,9 +38,13 @@ def presented_token(request: web.Request, names: tuple[str, ...]) -> str | None:
 def header_token(request: web.Request, names: tuple[str, ...]) -> str | None:
     """The first non-empty header among ``names``, or None; 403 when its bytes are not UTF-8."""
     value = presented_token(request, names)
+    _utf8_or_denied(value, names)
+    return value
+
+
+def _utf8_or_denied(value: str | None, names: tuple[str, ...]) -> None:
     if value is not None and not _is_utf8(value):
         raise AccessDenied(f"access denied: the {names[0]} header is not UTF-8 text, so it matches no token")
-    return value
 
 
 def _is_utf8(value: str) -> bool:
@@ -59,35 +60,12 @@ def _token_bytes(token: str) -> bytes:
     return token.encode("utf-8", "surrogateescape")
 
 
-_request_hashes: contextvars.ContextVar[dict[tuple[str, str], str] | None] = contextvars.ContextVar(
-    "request_token_hashes", default=None
-)
-
-
-@contextlib.contextmanager
-def hashes_kept_for_the_request() -> Iterator[None]:
-    """Within the block, each token is hashed once (a request needs its hash to authorise, log and audit).
-
-    The hashes live as long as the request, not longer: no table of tokens outlives it.
-    """
-    reset = _request_hashes.set({})
-    try:
-        yield
-    finally:
-        _request_hashes.reset(reset)
-
-
 def hash_user_token(salt: str, token: str) -> str:
-    """The HMAC-SHA256 of the token under the registry's salt, in hex: what the registry keeps of a token."""
-    kept = _request_hashes.get()
-    if kept is not None:
-        known = kept.get((salt, token))
-        if known is not None:
-            return known
-    digest = hmac.digest(salt.encode(), _token_bytes(token), "sha256").hex()
-    if kept is not None:
-        kept[(salt, token)] = digest
-    return digest
+    """The HMAC-SHA256 of the token under the registry's salt, in hex: what the registry keeps of a token.
+
+    A request's own token is hashed once, into its ``RequestContext`` (``gateway.observability.observation``).
+    """
+    return hmac.digest(salt.encode(), _token_bytes(token), "sha256").hex()
 
 
 def token_fingerprint(salt: str, token: str) -> str:
@@ -103,15 +81,20 @@ def admin_token_matches(expected: str, presented: str | None) -> bool:
 
 def require_admin(request: web.Request, expected: str) -> None:
     """Raise 403 unless the request carries the admin token."""
-    presented = header_token(request, ADMIN_TOKEN_HEADERS)
+    check_admin_token(presented_token(request, ADMIN_TOKEN_HEADERS), expected)
+
+
+def check_admin_token(presented: str | None, expected: str) -> None:
+    """Raise 403 unless ``presented`` (the header as ``presented_token`` read it) is the admin token."""
+    _utf8_or_denied(presented, ADMIN_TOKEN_HEADERS)
     if not admin_token_matches(expected, presented):
         reason = "is missing" if presented is None else "is wrong"
         raise AccessDenied(f"access denied: the admin_token header {reason}")
 
 
-def require_user_token(request: web.Request) -> str:
-    """The request's user token; 401 when there is none."""
-    token = header_token(request, USER_TOKEN_HEADERS)
-    if token is None:
+def checked_user_token(presented: str | None) -> str:
+    """The user token ``presented`` (as ``presented_token`` read it); 401 when there is none, 403 when not UTF-8."""
+    if presented is None:
         raise TokenRequired("this operation needs a user_token header")
-    return token
+    _utf8_or_denied(presented, USER_TOKEN_HEADERS)
+    return presented

@@ -1,5 +1,7 @@
 """The tasks of the requests being handled, so a stopping server can cut those still running at its deadline.
 
+The request middleware (``gateway.web.middlewares``) adds each request's task while it is handled.
+
 aiohttp's own shutdown waits for handlers but cannot stop one that is blocked
 writing to a client that does not read; cancelling its task can (see
 ``gateway.process.serving``).
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -75,17 +76,3 @@ class RequestTasks:
 REQUEST_TASKS = web.AppKey("request_tasks", RequestTasks)
 """Where the app keeps its ``RequestTasks`` (re-exported by ``gateway.web.keys``)."""
 
-
-@web.middleware
-async def request_task_middleware(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    """Keep the request's task in the app's ``RequestTasks`` while it is handled."""
-    task = asyncio.current_task()
-    assert task is not None
-    tasks = request.app[REQUEST_TASKS]
-    tasks.add(task)
-    try:
-        return await handler(request)
-    finally:
-        tasks.discard(task)

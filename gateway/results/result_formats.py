@@ -23,7 +23,9 @@ between a json value's tokens spaces), then one last line
 
 Choosing: the ``format`` input (json, csv, ndjson) wins; else the ``Accept``
 header, by q-value, a media type named exactly beating ``text/*`` and ``*/*``;
-an ``Accept`` that allows none of the three (or none at all) gets JSON.
+an ``Accept`` that allows none of the three (or none at all) gets JSON, sent
+as ``text/javascript`` unless ``Accept`` rates ``application/json`` higher
+(``JSON_AS_APPLICATION_JSON``). ``Accept`` is parsed once per request.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import orjson
 
 from gateway.contract.driver_protocol import ColumnInfo
 from gateway.errors import BadRequest, InternalError
-from gateway.request.responses import GETDATA_CONTENT_TYPE
+from gateway.request.responses import GETDATA_CONTENT_TYPE, JSON_CONTENT_TYPE
 from gateway.results.result_rows import JSON_ROWS, RowEncoding, row_objects, without_line_breaks
 
 CSV_CONTENT_TYPE = "text/csv"
@@ -172,17 +174,31 @@ FORMATS: tuple[ResultFormat, ...] = (JSON, CSV, NDJSON)
 """In order of preference when ``Accept`` rates several alike (JSON first: today's default)."""
 
 
+JSON_AS_APPLICATION_JSON = attrs.evolve(JSON, content_type=JSON_CONTENT_TYPE)
+"""JSON sent as ``application/json``: the same body, for a request whose ``Accept`` prefers it to
+``text/javascript`` (generated clients parse only what is declared as JSON, so they ask for it)."""
+
+
 def choose_format(format_input: str | None, accept: str | None) -> ResultFormat:
-    """The format a request asks for: ``format`` first, then ``Accept``; JSON when neither names one."""
+    """The format a request asks for: ``format`` first, then ``Accept``; JSON when neither names one.
+
+    ``Accept`` is parsed once, here: JSON comes as ``JSON_AS_APPLICATION_JSON`` when it rates
+    application/json above text/javascript (a tie keeps the specification's media type).
+    """
+    ranges = _media_ranges(accept) if accept else []
+    chosen = _chosen(format_input, ranges)
+    if chosen is JSON and ranges and _quality_of(JSON_CONTENT_TYPE, ranges) > _quality_of(GETDATA_CONTENT_TYPE, ranges):
+        return JSON_AS_APPLICATION_JSON
+    return chosen
+
+
+def _chosen(format_input: str | None, ranges: list[tuple[str, str, float, int]]) -> ResultFormat:
     if format_input:
         for candidate in FORMATS:
             if candidate.name == format_input:
                 return candidate
         choices = ", ".join(candidate.name for candidate in FORMATS)
         raise BadRequest(f"parameter 'format' must be one of {choices}; got {format_input[:40]!r}")
-    if not accept:
-        return JSON
-    ranges = _media_ranges(accept)
     best, best_key = JSON, (0.0, -1, 0)
     for candidate in FORMATS:
         rating = _rating(candidate, ranges)
@@ -194,6 +210,12 @@ def choose_format(format_input: str | None, accept: str | None) -> ResultFormat:
         if quality > 0 and key > best_key:
             best, best_key = candidate, key
     return best
+
+
+def _quality_of(media_type: str, ranges: list[tuple[str, str, float, int]]) -> float:
+    """The highest q ``Accept`` gives ``media_type`` by name (wildcards left out); 0 when it does not name it."""
+    kind, _, subtype = media_type.partition("/")
+    return max((quality for k, sub, quality, _ in ranges if k == kind and sub == subtype), default=0.0)
 
 
 def _rating(candidate: ResultFormat, ranges: list[tuple[str, str, float, int]]) -> tuple[float, int, int] | None:

@@ -20,7 +20,7 @@ from gateway.observability.logbook import SecretRedactor, make_loggers, wants_co
 from gateway.observability.loop_lag import measure_loop_lag
 from gateway.observability.metrics import GatewayMetrics
 from gateway.registry import Registry, RegistryState, open_registry
-from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks, request_task_middleware
+from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks
 from gateway.settings.admin_token import resolve_admin_token
 from gateway.settings.config import GatewayConfig
 from gateway.web.keys import (
@@ -36,7 +36,7 @@ from gateway.web.keys import (
     REQUEST_LOG,
     TOKEN_QUERIES,
 )
-from gateway.web.middlewares import access_log_middleware, error_middleware, send_request_id
+from gateway.web.middlewares import request_middleware, send_request_id
 from gateway.web.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.web.operations import add_routes, handler_operations
 from gateway.web.parameters import DocumentContext
@@ -45,9 +45,8 @@ from gateway.web.console.routes import add_console_routes
 
 
 def setup_middlewares(app: web.Application) -> None:
-    # Request tasks are tracked outermost, so a stopping server can cut a request wherever it is; the
-    # access log comes next so it records the status the error middleware chose.
-    app.middlewares.extend([request_task_middleware, access_log_middleware, error_middleware])
+    # One middleware: the request's context, task, error answer, written answer and observation (middlewares.py).
+    app.middlewares.append(request_middleware)
     app.on_response_prepare.append(send_request_id)
 
 

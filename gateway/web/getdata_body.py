@@ -28,8 +28,7 @@ from aiohttp import HttpVersion11, web
 from gateway.contract.driver_protocol import QueryResult
 from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
 from gateway.observability.getdata_tally import GetDataTally
-from gateway.request.responses import getdata_media_type
-from gateway.results.result_formats import JSON, ResultFormat
+from gateway.results.result_formats import ResultFormat
 from gateway.results.result_rows import EncodedRows
 from gateway.web.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.web.keys import CONFIG, LOGGER
@@ -117,12 +116,9 @@ def _needs_http_1_1(result_format: ResultFormat) -> UpgradeRequired:
 
 def _headers(request: web.Request, result_format: ResultFormat) -> dict[str, str]:
     # JSON goes as text/javascript (the specification's) unless Accept prefers application/json, which
-    # generated clients ask for: the same bytes either way.
-    content_type = (
-        getdata_media_type(request.headers.get("Accept")) if result_format is JSON else result_format.content_type
-    )
+    # generated clients ask for: the same bytes either way (choose_format decided it, JSON_AS_APPLICATION_JSON).
     return {
-        "Content-Type": f"{content_type}; charset=utf-8",
+        "Content-Type": f"{result_format.content_type}; charset=utf-8",
         "Vary": "Accept",  # the same URL answers another format for another Accept
         ROW_LIMIT_HEADER: str(request.app[CONFIG].row_limit),
     }

@@ -12,7 +12,8 @@ from gateway.observability.log_ring import LogRing
 from gateway.observability.log_sharing import LOG_SIBLINGS as LOG_SIBLINGS  # defined beside LogSiblings
 from gateway.observability.logbook import LOGGER as LOGGER  # defined beside Loggers: the library log bridge reads it
 from gateway.observability.logbook import FixedEventLogger, SecretRedactor
-from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics: observe_getdata reads it
+from gateway.observability.metrics import METRICS as METRICS  # defined beside GatewayMetrics
+from gateway.observability.observation import REQUEST_CONTEXT as REQUEST_CONTEXT  # beside RequestContext
 from gateway.registry import Registry
 from gateway.request.request_tasks import REQUEST_TASKS as REQUEST_TASKS  # defined beside its middleware
 from gateway.settings.config import GatewayConfig
@@ -27,6 +28,6 @@ REQUEST_LOG = web.AppKey("request_log", FixedEventLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
-REQUEST_ID = web.RequestKey("request_id", str)
-"""The request's id (``gateway.web.middlewares``), sent back in ``X-Request-Id``."""
-# AUDITOR, LOG_SIBLINGS, LOGGER, METRICS and REQUEST_TASKS are imported above, each from beside its class.
+AUDITED_ROUTES = web.AppKey("audited_routes", frozenset)
+"""The route templates whose requests end in a GetData audit entry (``Operation.audited``)."""
+# AUDITOR, LOG_SIBLINGS, LOGGER, METRICS, REQUEST_CONTEXT and REQUEST_TASKS are imported above, each from beside its class.

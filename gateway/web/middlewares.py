@@ -1,4 +1,4 @@
-"""The two middlewares: an access-log line, request id and metrics per request; errors as the contract's JSON body.
+"""The request middleware: one context per request, errors as the contract's JSON body, one observation at its end.
 
 Every request gets an id: the ``X-Request-Id`` a proxy in front sent, when it
 is a plain token (letters, digits, ``.``, ``_``, ``:``, ``-``, at most 128
@@ -18,27 +18,24 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from gateway.errors import BadRequest as BadRequestError
+from gateway.errors import GatewayError, InternalError, MethodNotAllowed, NotFound, PayloadTooLarge
+from gateway.observability.getdata_tally import GetDataTally
+from gateway.observability.log_bounds import shortened_path
+from gateway.observability.logbook import request_log_fields, request_secrets
+from gateway.observability.metrics import route_label
+from gateway.observability.observation import REQUEST_CONTEXT, Observation, RequestContext, observe
 from gateway.request.auth import (
     ADMIN_TOKEN_HEADERS,
+    FINGERPRINT_LENGTH,
     USER_TOKEN_HEADERS,
-    hashes_kept_for_the_request,
+    hash_user_token,
     presented_token,
     token_fingerprint,
 )
-from gateway.errors import (
-    GatewayError,
-    InternalError,
-    MethodNotAllowed,
-    NotFound,
-    PayloadTooLarge,
-)
-from gateway.errors import BadRequest as BadRequestError
-from gateway.web.keys import LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_ID, REQUEST_LOG
-from gateway.observability.log_bounds import shortened_path
-from gateway.observability.logbook import request_log_fields, request_secrets
-from gateway.registry import one_look_per_request
-from gateway.request.request_tasks import CLIENT_CLOSED_REQUEST, REQUEST_TASKS, connection_closed
+from gateway.request.request_tasks import REQUEST_TASKS, connection_closed
 from gateway.request.responses import error_response
+from gateway.web.keys import AUDITED_ROUTES, AUDITOR, LOGGER, METRICS, REDACTOR, REGISTRY, REQUEST_LOG
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -55,96 +52,147 @@ def _request_id(sent: str | None) -> str:
 
 async def send_request_id(request: web.Request, response: web.StreamResponse) -> None:
     """``on_response_prepare``: every answer, streamed ones too, names its request id."""
-    request_id = request.get(REQUEST_ID)
-    if request_id is not None:
-        response.headers[REQUEST_ID_HEADER] = request_id
+    context = request.get(REQUEST_CONTEXT)
+    if context is not None:
+        response.headers[REQUEST_ID_HEADER] = context.request_id
 
 
-@web.middleware
-async def access_log_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Log every request once at info (method, path, status, duration, token fingerprints); count it in the metrics.
-
-    The path is logged as far as ``LOGGED_PATH_CHARS`` (anyone may send a long one;
-    ``gateway.observability.log_bounds``).
-    """
-    request_id = request[REQUEST_ID] = _request_id(request.headers.get(REQUEST_ID_HEADER))
+def request_context(request: web.Request, route: str, started: float) -> RequestContext:
+    """The request's ``RequestContext``: its id, the tokens it presents, their hash and fingerprints, the registry."""
+    app = request.app
+    request_id = _request_id(request.headers.get(REQUEST_ID_HEADER))
     admin_token = presented_token(request, ADMIN_TOKEN_HEADERS)
     user_token = presented_token(request, USER_TOKEN_HEADERS)
-    request_secrets.set(tuple(t for t in (admin_token, user_token) if t))
-    with one_look_per_request(), hashes_kept_for_the_request():
-        fields = {"request_id": request_id}
-        if user_token:  # every event of the request says whose it is: a driver's warning about the query too
-            fields["user_token_fingerprint"] = token_fingerprint(request.app[REGISTRY].state.token_salt, user_token)
-        request_log_fields.set(fields)  # in the request's own task, as request_secrets: it ends with the request
-        return await _logged(request, handler, admin_token, user_token)
-
-
-async def _logged(
-    request: web.Request, handler: Handler, admin_token: str | None, user_token: str | None
-) -> web.StreamResponse:
-    started = time.perf_counter()
-    status = 500
-    ending: dict[str, bool] = {}
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except (asyncio.CancelledError, ConnectionResetError) as error:
-        if connection_closed(request, error):
-            # No fault of the gateway: 499, as nginx logs it, so an alert on 5xx does not fire on every Ctrl-C.
-            status = CLIENT_CLOSED_REQUEST
-            if request.app[REQUEST_TASKS].was_cut(asyncio.current_task()):
-                ending["cut_at_shutdown"] = True
-        raise
-    finally:
-        elapsed = time.perf_counter() - started
-        request.app[METRICS].observe_request(request, status, elapsed)
-        salt = request.app[REGISTRY].state.token_salt
-        request.app[REQUEST_LOG].info(
-            "request",
-            method=request.method,
-            path=shortened_path(request.path),
-            status=status,
-            duration_ms=round(elapsed * 1000, 3),
-            admin_token_fingerprint=token_fingerprint(salt, admin_token) if admin_token else None,
-            user_token_fingerprint=token_fingerprint(salt, user_token) if user_token else None,
-            **ending,
-        )
+    state = app[REGISTRY].state
+    log_fields = {"request_id": request_id}
+    user_hash = user_fingerprint = None
+    if user_token:  # every event of the request says whose it is: a driver's warning about the query too
+        user_hash = hash_user_token(state.token_salt, user_token)
+        user_fingerprint = log_fields["user_token_fingerprint"] = user_hash[:FINGERPRINT_LENGTH]
+    return RequestContext(
+        request_id=request_id,
+        admin_token=admin_token,
+        user_token=user_token,
+        user_token_hash=user_hash,
+        user_fingerprint=user_fingerprint,
+        admin_fingerprint=token_fingerprint(state.token_salt, admin_token) if admin_token else None,
+        registry=state,
+        started=started,
+        getdata=GetDataTally() if route in app[AUDITED_ROUTES] else None,
+        log_fields=log_fields,
+        secrets=tuple(token for token in (admin_token, user_token) if token),
+    )
 
 
 @web.middleware
-async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Answer every failure with ``{"status": "error", "error", "message"}``: never HTML, never a traceback."""
+async def request_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The one middleware: context, the request's task, errors as the JSON body, the answer written, one observation.
+
+    The answer is written here, not by aiohttp after the middleware returns, so that the observation (the access
+    line, the metrics, GetData's audit entry) says how the answer's last byte went: a one-piece answer whose write
+    fails is 499 ``cancelled``, never ``ok``. A streamed answer was written by its handler.
+    """
+    started = time.perf_counter()
+    app = request.app
+    route = route_label(request)
+    context = request[REQUEST_CONTEXT] = request_context(request, route, started)
+    # In the request's own task (aiohttp copies the context per task): every entry it causes, a driver's
+    # warning too, carries its fields and hides its tokens, and the values end with the request.
+    request_secrets.set(context.secrets)
+    request_log_fields.set(context.log_fields)
+    task = asyncio.current_task()
+    assert task is not None
+    tasks = app[REQUEST_TASKS]  # so a stopping server can cut the request wherever it is
+    tasks.add(task)
+    error: GatewayError | None = None
+    status = 500  # the status answered, once there is an answer
+    closed = False
     try:
-        return await handler(request)
-    except GatewayError as error:
+        try:
+            response = await handler(request)
+        except Exception as raised:  # a cancellation passes: it is handled below
+            if isinstance(raised, ConnectionResetError) and connection_closed(request, raised):
+                # The client is gone: nothing can be answered, and aiohttp would log it as a failure. A
+                # cancellation is what aiohttp itself raises when a client leaves, and ends the request quietly.
+                closed = True
+                raise asyncio.CancelledError() from raised
+            error, response = _answer_to(request, raised)
+        status = response.status
+        if not response.prepared:
+            await response.prepare(request)
+            await response.write_eof()
+        return response
+    except ConnectionResetError:
+        # The write failed on a closed connection. aiohttp tries to finish the answer again and gives up quietly.
+        closed = True
+        return response
+    except asyncio.CancelledError as cancelled:
+        closed = closed or connection_closed(request, cancelled)
+        if not closed:  # escaped from something the handler awaited, its connection open: the gateway's fault
+            error = InternalError("the request was cancelled while its connection was open")
+        raise
+    except Exception:  # writing the answer failed otherwise: aiohttp answers 500 if it still can
+        app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
+        error, status = InternalError("the gateway failed unexpectedly; the error is in its log"), 500
+        raise
+    finally:
+        tasks.discard(task)
+        observation = observe(
+            request,
+            context,
+            route,
+            status,
+            error,
+            closed,
+            cut_at_shutdown=closed and tasks.was_cut(task),
+            seconds=time.perf_counter() - started,
+        )
+        _record(app, observation)
+
+
+def _record(app: web.Application, observation: Observation) -> None:
+    """The access line, the metrics and (for GetData) the audit entry, all from one observation."""
+    app[METRICS].observe(observation)
+    context = observation.context
+    if context.getdata is not None:
+        app[AUDITOR].getdata(observation)
+    ending = {"cut_at_shutdown": True} if observation.cut_at_shutdown else {}
+    # The path is logged as far as LOGGED_PATH_CHARS (anyone may send a long one; gateway.observability.log_bounds).
+    app[REQUEST_LOG].info(
+        "request",
+        method=observation.method,
+        path=shortened_path(observation.path),
+        status=observation.status,
+        duration_ms=round(observation.seconds * 1000, 3),
+        admin_token_fingerprint=context.admin_fingerprint,
+        user_token_fingerprint=context.user_fingerprint,
+        **ending,
+    )
+
+
+def _answer_to(request: web.Request, raised: Exception) -> tuple[GatewayError, web.Response]:
+    """The error ``raised`` means and its JSON answer: never HTML, never a traceback."""
+    if isinstance(raised, GatewayError):
         # A message may quote what the database said about an input (a database name holding a DSN, say).
-        error.message = request.app[REDACTOR].redact_text(error.message)
-        if error.status >= 500:
-            cause = str(error.__cause__) if error.__cause__ is not None else None
+        raised.message = request.app[REDACTOR].redact_text(raised.message)
+        if raised.status >= 500:
+            cause = str(raised.__cause__) if raised.__cause__ is not None else None
             request.app[LOGGER].error(
-                "request_failed", error=error.code, message=error.message, cause=cause, path=request.path
+                "request_failed", error=raised.code, message=raised.message, cause=cause, path=request.path
             )
-        return error_response(error)
-    except web.HTTPException as http_error:
-        return _from_http_exception(request, http_error)
-    except ConnectionResetError as error:
-        if connection_closed(request, error):
-            # The client is gone: nothing can be answered, and aiohttp would log it as a failure. A
-            # cancellation is what aiohttp itself raises when a client leaves, and ends the request quietly.
-            raise asyncio.CancelledError() from error
-        request.app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
-        return error_response(InternalError("the gateway failed unexpectedly; the error is in its log"))
-    except Exception:
-        request.app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
-        return error_response(InternalError("the gateway failed unexpectedly; the error is in its log"))
+        return raised, error_response(raised)
+    if isinstance(raised, web.HTTPException):
+        return _from_http_exception(request, raised)
+    request.app[LOGGER].exception("unexpected_error", method=request.method, path=request.path)
+    error = InternalError("the gateway failed unexpectedly; the error is in its log")
+    return error, error_response(error)
 
 
-def _from_http_exception(request: web.Request, http_error: web.HTTPException) -> web.Response:
+def _from_http_exception(request: web.Request, http_error: web.HTTPException) -> tuple[GatewayError, web.Response]:
     if isinstance(http_error, web.HTTPMethodNotAllowed):
         allowed = ", ".join(sorted(http_error.allowed_methods))
         error: GatewayError = MethodNotAllowed(f"{request.method} is not allowed on {request.path}; use {allowed}")
-        return error_response(error, headers={"Allow": allowed})
+        return error, error_response(error, headers={"Allow": allowed})
     if isinstance(http_error, web.HTTPNotFound):
         error = NotFound(f"no operation is served at {request.path}")
     elif isinstance(http_error, web.HTTPRequestEntityTooLarge):
@@ -154,4 +202,4 @@ def _from_http_exception(request: web.Request, http_error: web.HTTPException) ->
         error.status = http_error.status  # type: ignore[misc]
     else:
         error = InternalError(http_error.reason)
-    return error_response(error)
+    return error, error_response(error)

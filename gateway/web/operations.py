@@ -20,10 +20,11 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.request.auth import require_admin, require_user_token
+from gateway.observability.observation import REQUEST_CONTEXT
+from gateway.request.auth import check_admin_token, checked_user_token
 from gateway.settings.config import GatewayConfig
 from gateway.web.inputs import read_inputs
-from gateway.web.keys import ADMIN_TOKEN, CONFIG, DRIVERS, REDACTOR, REGISTRY
+from gateway.web.keys import ADMIN_TOKEN, AUDITED_ROUTES, CONFIG, DRIVERS, REDACTOR, REGISTRY
 from gateway.web.parameters import ReadContext, read_declared
 from gateway.registry import Registry, RegistryKind, RegistryStatus
 from gateway.web.openapi_schemas import JSON, Schema
@@ -167,8 +168,9 @@ class Operation:
     """More than the summary, for the document."""
     aliases: tuple[str, ...] = ()
     """Other paths serving it (the specification spells ``/Database/List`` too)."""
-    around: Callable[[Served], Served] | None = None
-    """Wraps the whole serving, access and inputs included (GetData's metrics and audit entry)."""
+    audited: bool = False
+    """Each request ends in a GetData audit entry and GetData's metrics, whatever its end (the token check and the
+    inputs included): the request middleware gives it a ``GetDataTally`` in its ``RequestContext`` to fill in."""
     reads_registry: bool = True
     """Whether its answer comes from the registry: then a ``stale`` registry answers 503 ``registry_unavailable``
     (after the access check) rather than what may no longer hold (a revoked grant). False: health, metrics, the
@@ -188,9 +190,9 @@ class Operation:
         async def serve(request: web.Request) -> web.StreamResponse:
             app = request.app
             if access is Access.ADMIN:
-                require_admin(request, app[ADMIN_TOKEN])
+                check_admin_token(request[REQUEST_CONTEXT].admin_token, app[ADMIN_TOKEN])
             elif access is Access.USER:
-                request[USER_TOKEN] = require_user_token(request)
+                request[USER_TOKEN] = checked_user_token(request[REQUEST_CONTEXT].user_token)
             if reads_registry and app[REGISTRY].status is RegistryStatus.STALE:
                 raise registry_stale(app[REGISTRY], app[CONFIG])
             if inputs_class is None:
@@ -200,7 +202,7 @@ class Operation:
             context = ReadContext(config, app[REDACTOR], app[DRIVERS])
             return await handler(request, read_declared(inputs_class, raw, context))
 
-        return self.around(serve) if self.around is not None else serve
+        return serve
 
 
 def handler_operations() -> list[Operation]:
@@ -215,7 +217,13 @@ def handler_operations() -> list[Operation]:
 
 
 def add_routes(app: web.Application, operations: list[Operation], config: GatewayConfig) -> None:
-    """Serve every operation on its path and aliases, each also with a trailing slash (except ``/``)."""
+    """Serve every operation on its path and aliases, each also with a trailing slash (except ``/``).
+
+    The route templates of ``audited`` operations go to ``AUDITED_ROUTES``, where the request middleware looks.
+    """
+    app[AUDITED_ROUTES] = frozenset(
+        path for operation in operations if operation.audited for path in (operation.path, *operation.aliases)
+    )
     for operation in operations:
         served = operation.serving(config)
         for path in (operation.path, *operation.aliases):

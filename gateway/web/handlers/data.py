@@ -17,13 +17,10 @@ from aiohttp import web
 
 from gateway import errors
 from gateway.errors import AccessDenied, PayloadTooLarge
-from gateway.observability.getdata_tally import GetDataTally
-from gateway.observability.metrics import observe_getdata
-from gateway.request.auth import hash_user_token
 from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
 from gateway.web.getdata_body import answer
-from gateway.web.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
+from gateway.web.keys import CONFIG, POOLS, REQUEST_CONTEXT, TOKEN_QUERIES
 from gateway.web.named_inputs import local_database_name
 from gateway.web.operations import (
     ACCESS_DENIED,
@@ -31,17 +28,12 @@ from gateway.web.operations import (
     DATABASE_UNAVAILABLE,
     PAYLOAD_TOO_LARGE,
     TOKEN_REQUIRED,
-    USER_TOKEN,
     Access,
     Operation,
-    Served,
     error_answer,
 )
 from gateway.web.parameters import parameter, parameter_group, required_text
 from gateway.web.query_values import documented, read_values
-
-GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
-"""The request's tally (``observe_getdata``), which the handler fills."""
 
 FORMAT_NAMES = [candidate.name for candidate in FORMATS]
 
@@ -73,21 +65,11 @@ class QueryInputs:
     """The values of the query's ``$1``..``$n`` (``params`` in the body, ``param`` in the query string)."""
 
 
-def _observed(serve: Served) -> Served:
-    """GetData's metrics and audit entry around everything, the token check and the inputs included."""
-
-    @observe_getdata
-    async def observed(request: web.Request, tally: GetDataTally) -> web.StreamResponse:
-        request[GETDATA_TALLY] = tally
-        return await serve(request)
-
-    return observed
-
-
 async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamResponse:
     app = request.app
-    tally = request[GETDATA_TALLY]
-    token = request[USER_TOKEN]
+    context = request[REQUEST_CONTEXT]  # GetData is audited: the context holds its tally
+    tally = context.getdata
+    assert tally is not None and context.user_token_hash is not None  # the access check passed: a user token
     config = app[CONFIG]
     database_name = inputs.local_database_name
     query = inputs.query
@@ -95,11 +77,11 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if len(query.encode()) > config.max_query_bytes:
         raise PayloadTooLarge(f"the query text is larger than {config.max_query_bytes} bytes")
     tally.query = query
-    state = app[REGISTRY].state
+    state = context.registry
     database = state.databases.get(database_name)
     if database is not None:
         tally.database = database_name  # metric labels name registered databases only
-    token_hash = hash_user_token(state.token_salt, token)
+    token_hash = context.user_token_hash
     granted = state.granted_refs(token_hash, database_name)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
@@ -110,7 +92,7 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     values = {"parameters": inputs.parameters} if inputs.parameters else {}
     checked = await pool.check_query(query, granted, **values)
     tally.checked = checked
-    # The access-log middleware bound the token's fingerprint: the driver's log lines of the query carry it.
+    # The request middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):
         return await answer(request, pool.run_query(checked, **values), tally, result_format)
 
@@ -167,6 +149,6 @@ OPERATIONS = (
             DATABASE_UNAVAILABLE,
             error_answer("QueryTimeout", "The query ran past the statement time limit", errors.QueryTimeout),
         ),
-        around=_observed,
+        audited=True,
     ),
 )

@@ -64,7 +64,7 @@ def _operation(name: str, media_type: str, label: str) -> Operation:
         answers={200: Answer(f"The result as {label}", {media_type: GETDATA_ANSWER.content[media_type]},
                              headers=GETDATA_ANSWER.headers, streamed=True)},
         errors=GETDATA.errors,
-        around=GETDATA.around,
+        audited=GETDATA.audited,
     )
 
 
