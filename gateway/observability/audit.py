@@ -116,6 +116,8 @@ class Auditor:
             "tables": _table_names(state, tally),
             "query_fingerprint": getattr(tally.checked, "fingerprint", None),
         }
+        if tally.refusal_reason is not None:
+            fields["refusal_reason"] = tally.refusal_reason
         if self._query_text:
             fields["query"] = tally.query
             if tally.query is not None and isinstance(error, TokenRequired | AccessDenied):

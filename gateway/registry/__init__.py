@@ -11,7 +11,15 @@ locations.
 from __future__ import annotations
 
 from gateway.registry.location import RegistryKind, RegistryLocation, open_registry
-from gateway.registry.models import DatabaseRecord, RegistryState, TableAddress, TableRecord
+from gateway.registry.models import (
+    NO_LIMITS,
+    DatabaseRecord,
+    GrantLimits,
+    RegistryState,
+    TableAddress,
+    TableRecord,
+    utc_now,
+)
 from gateway.registry.protocol import (
     Registry,
     RegistryLoadError,
@@ -26,6 +34,8 @@ __all__ = [
     "one_look_per_request",
     "DatabaseRecord",
     "FileRegistryStore",
+    "GrantLimits",
+    "NO_LIMITS",
     "Registry",
     "RegistryKind",
     "RegistryLoadError",
@@ -38,4 +48,5 @@ __all__ = [
     "TableAddress",
     "TableRecord",
     "open_registry",
+    "utc_now",
 ]

@@ -16,9 +16,11 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.errors import AccessDenied, PayloadTooLarge
+from gateway.contract.driver_protocol import NarrowedGrant
+from gateway.errors import AccessDenied, PayloadTooLarge, QueryRejected, RefusalReason
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.metrics import observe_getdata
+from gateway.registry import utc_now
 from gateway.request.auth import hash_user_token
 from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
@@ -97,12 +99,24 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if database is not None:
         tally.database = database_name  # metric labels name registered databases only
     token_hash = hash_user_token(state.token_salt, token)
-    granted = state.granted_refs(token_hash, database_name)
+    now = utc_now()  # grants expire by the clock at request time: every replica agrees, no timer needed
+    granted = state.granted_refs(token_hash, database_name, now)
+    expired = state.expired_refs(token_hash, database_name, now)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
+        if database is not None and expired:
+            tally.refusal_reason = "grant expired"  # the operator's audit only; the answer is the usual 403
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
-    checked = await pool.check_query(query, granted)
+    narrowing = {ref: NarrowedGrant(columns=limits.columns, row_filter=limits.row_filter)
+                 for ref, limits in state.narrowing(token_hash, database_name, now).items()}
+    try:
+        checked = await (pool.check_query(query, granted, narrowing=narrowing) if narrowing
+                         else pool.check_query(query, granted))
+    except QueryRejected as rejected:
+        if expired and rejected.reason == RefusalReason.NOT_GRANTED:
+            tally.refusal_reason = "grant expired"
+        raise
     tally.checked = checked
     # The access-log middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):
