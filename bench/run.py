@@ -13,6 +13,8 @@ One run, in this order, takes about four minutes:
    ``--workers``, each under the same load;
 5. small queries under wrk at concurrency 16 while large results stream, then
    while 96 KiB query texts arrive (the event loop's lag read from /metrics);
+   then the same point lookup through a grant of 3 columns with a row filter beside
+   a whole grant (``narrowed_grants.py``, issue 22; alone: ``--narrowed-only``);
 6. stops the gateway, drops the database, writes ``bench/results/<UTC time>.json``
    and ``bench/results/latest.json``, and prints the table.
 
@@ -40,6 +42,7 @@ from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProc
 from bench.guard_cost import guard_cost
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
+from bench.narrowed_grants import narrowed_beside_whole, render_narrowed
 from bench.report import (
     CONTENDERS, check_targets, guard_targets, judged, large_result_figures, render_guard_lines, render_table,
     small_query_figures, write_results,
@@ -65,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the gateway's workers setting (default: one per CPU, %(default)s here)",
     )  # fmt: skip
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where the JSON results go")
+    parser.add_argument(
+        "--narrowed-only", action="store_true",
+        help="only the point lookup through a narrowed grant beside a whole grant, one worker (issue 22)",
+    )  # fmt: skip
     parser.add_argument(
         "--guard-only", action="store_true",
         help="only the SQL guard's cost over the query sets, today beside before issue 19 (about 20 s)",
@@ -177,6 +184,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         texts = asyncio.run(
             large_texts_beside_small_queries(one_worker, scripts[one_worker.base_url], 16, seconds)
         )
+        _step(f"point lookups through a narrowed grant beside a whole one, one worker ({seconds} s each, twice)")
+        narrowed = narrowed_beside_whole(one_worker, rows, 16, seconds)
     finally:
         for process in servers:
             process.stop()
@@ -190,6 +199,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "small_queries_while_streaming": mixed.as_dict(),
         "small_queries_beside_large_texts": texts.as_dict(),
         "guard_cost": guard,
+        "narrowed_grants": narrowed,
         "targets": check_targets(small, large, mixed, texts, guard),
     }
 
@@ -207,11 +217,36 @@ def guard_only(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def narrowed_only(arguments: argparse.Namespace) -> int:
+    """``--narrowed-only``: the scratch table, one one-worker gateway, the narrowed grant beside the whole one."""
+    if shutil.which("wrk") is None:
+        print(f"bench: missing tools:\n  wrk: {REQUIRED_TOOLS['wrk']}", file=sys.stderr)
+        return 2
+    server = Server.from_environment()
+    _step(f"creating the scratch database with {arguments.rows:,} rows")
+    database = create_scratch_database(server, arguments.rows)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+            gateway = GatewayProcess(Path(folder) / "one_worker", row_limit=arguments.rows, workers=1)
+            try:
+                gateway.register(server, database.name)
+                _step(f"point lookups through a narrowed grant beside a whole one ({arguments.seconds} s each)")
+                figures = narrowed_beside_whole(gateway, arguments.rows, 16, arguments.seconds)
+            finally:
+                gateway.stop()
+    finally:
+        drop_scratch_database(server, database.name)
+    print("\n".join(render_narrowed(figures)))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     if arguments.guard_only:
         return guard_only(arguments)
+    if arguments.narrowed_only:
+        return narrowed_only(arguments)
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)
@@ -247,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["machine"]["load_average_after"] = [round(value, 2) for value in os.getloadavg()]
     path = write_results(arguments.results_dir, results)
     print(render_table(results))
+    print("\n" + "\n".join(render_narrowed(results["narrowed_grants"])))
     print(f"\nAll figures: {path}")
     return 0
 

@@ -1,0 +1,83 @@
+"""A point lookup through a grant narrower than the table (issue 22) beside the same lookup through a whole grant.
+
+One gateway, two tokens: one granted ``public.bench_rows`` whole, the other granted three of its
+columns and the rows of a row filter (``NARROWED_FILTER``, which every row passes, so both answers hold
+the same row). Both send the same GetData point lookup by primary key with a random id, under wrk at
+the same concurrency, in turns (whole, narrowed, whole, narrowed: the best run of each counts, so a
+neighbour's burst on a shared machine hurts neither alone). The target: the narrowed token's rate is at
+least ``RATIO_TARGET`` of the whole one's. The guard rewrites the narrowed token's query through a fenced
+sub-select and copies ``id = N`` inside, so PostgreSQL still reads one index entry
+(``tests/test_grants_narrowed.py`` shows the plan).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from bench.dataset import TABLE
+from bench.gateway_process import GatewayProcess
+from bench.small_queries import LoadResult, run_wrk, write_wrk_script
+
+NARROWED_COLUMNS = "id,quantity,label"
+"""The narrowed token's columns (three of six)."""
+
+NARROWED_FILTER = "quantity >= 0"
+"""The narrowed token's row filter: every row passes it, so both tokens read the same row."""
+
+LOOKUP_SQL = f"SELECT id, quantity, label FROM {TABLE} WHERE id = "
+"""The lookup both tokens send, without its id."""
+
+RATIO_TARGET = 0.9
+"""The narrowed token's rate over the whole token's, at least (issue 22)."""
+
+TURNS = 2
+"""Runs of each token, alternated; the best of each counts."""
+
+
+def narrowed_beside_whole(gateway: GatewayProcess, rows: int, concurrency: int, seconds: int) -> dict[str, Any]:
+    """Both tokens' point lookups on ``gateway``; the figures and the ratio, as the results' JSON holds them."""
+    narrowed_token = secrets.token_urlsafe(24)
+    gateway.grant(narrowed_token, columns=NARROWED_COLUMNS, row_filter=NARROWED_FILTER)
+    scripts = {
+        "whole": write_wrk_script(gateway.work_dir, gateway.user_token, rows, lookup=LOOKUP_SQL, name="whole_grant"),
+        "narrowed": write_wrk_script(gateway.work_dir, narrowed_token, rows, lookup=LOOKUP_SQL,
+                                     name="narrowed_grant"),
+    }
+    for token in (gateway.user_token, narrowed_token):
+        answer = gateway.get_data(LOOKUP_SQL + "7", token)[0]
+        if answer["row_count"] != 1 or [c["name"] for c in answer["columns"]] != NARROWED_COLUMNS.split(","):
+            raise RuntimeError(f"a token did not read row 7's three columns: {answer}")
+    runs: dict[str, list[LoadResult]] = {"whole": [], "narrowed": []}
+    for name, script in scripts.items():  # warm both: the guard caches, the buffer cache
+        run_wrk(gateway.base_url, script, concurrency, 2)
+    for _ in range(TURNS):
+        for name, script in scripts.items():
+            runs[name].append(run_wrk(gateway.base_url, script, concurrency, seconds))
+    best = {name: max(results, key=lambda r: r.requests_per_second) for name, results in runs.items()}
+    ratio = best["narrowed"].requests_per_second / best["whole"].requests_per_second
+    return {
+        "query": LOOKUP_SQL + "<random id>",
+        "narrowed_grant": {"columns": NARROWED_COLUMNS.split(","), "row_filter": NARROWED_FILTER},
+        "concurrency": concurrency,
+        "whole": best["whole"].as_dict(),
+        "narrowed": best["narrowed"].as_dict(),
+        "all_runs": {name: [r.as_dict() for r in results] for name, results in runs.items()},
+        "ratio": round(ratio, 3),
+        "target": RATIO_TARGET,
+        "met": ratio >= RATIO_TARGET,
+    }
+
+
+def render_narrowed(figures: dict[str, Any]) -> list[str]:
+    """The comparison's lines of the printed table."""
+    whole, narrowed = figures["whole"], figures["narrowed"]
+    return [
+        f"point lookup by primary key, concurrency {figures['concurrency']}, best of {TURNS} runs each:",
+        f"  {'grant':<34} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}",
+        *(f"  {label:<34} {run['requests_per_second']:>9.0f} {run['p50_ms']:>8.2f} {run['p99_ms']:>8.2f} "
+          f"{run['errors']:>7}" for label, run in (("whole table", whole),
+                                                   ("3 of 6 columns + row filter", narrowed))),
+        f"  narrowed / whole: {figures['ratio']:.3f} (target >= {figures['target']}: "
+        f"{'met' if figures['met'] else 'NOT met'})",
+    ]
