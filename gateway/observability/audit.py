@@ -10,7 +10,8 @@ A GetData event says who asked (``user_token_fingerprint``), what
 (``local_database_name``, the ``tables`` read by local name, the
 ``query_fingerprint`` of the normalised query and, unless
 ``audit_query_text = false``, the ``query``), how much (``rows``, ``bytes``,
-``duration_ms``) and how it ended (``status``, ``error``, ``outcome``). The query
+``duration_ms``) and how it ended (``status``, ``error``, ``outcome``, and
+``refusal_reason`` when the answer hid the cause: ``grant expired``). The query
 text of a request refused before its token was known to have a grant in that
 database keeps its first ``UNAUTHORISED_QUERY_CHARS`` characters, with
 ``query_length`` (anyone may send one; ``gateway.observability.log_bounds``). An
