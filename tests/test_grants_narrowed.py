@@ -326,3 +326,32 @@ async def test_the_postgresql_registry_keeps_the_limits(
                                                                               "2999-01-01T00:00:00Z")
     status, text = await get_data(second, "select * from public.accounts")
     assert status == 200 and "HIDDEN" not in text and orjson.loads(text)[0]["row_count"] == 100
+
+
+# -- the token API ---------------------------------------------------------------------------------------------
+
+
+async def test_a_token_minted_with_a_narrowed_grant(shop: TestClient) -> None:
+    """PUT /UserToken may grant the new token a table at once, narrowed as GrantTableAccess narrows."""
+    response = await shop.put("/UserToken", headers=admin_headers(), json={
+        "local_table_name": ACCOUNTS, "columns": ["id", "note"], "row_filter": FILTER})
+    (answer,) = await success_of(response)
+    assert answer["grant"] == {"local_table_name": ACCOUNTS, "columns": ["id", "note"], "row_filter": FILTER}
+    status, text = await get_data(shop, "select * from public.accounts", answer["user_token"])
+    assert status == 200 and "HIDDEN" not in text and orjson.loads(text)[0]["row_count"] == 100
+    (listed,) = await listing(shop, answer["user_token"])
+    assert listed["columns"] == ["id", "note"]
+
+
+@pytest.mark.parametrize(("params", "fragment"), [
+    ({"columns": "id"}, "name the table to grant"),
+    ({"local_table_name": ACCOUNTS, "expires_at": "soon"}, "parameter 'expires_at'"),
+    ({"local_table_name": ACCOUNTS, "row_filter": "email = 1 +"}, "parameter 'row_filter' is refused"),
+])
+async def test_a_token_is_not_minted_with_a_bad_grant(shop: TestClient, params: dict[str, str], fragment: str) -> None:
+    """A refused narrowing mints nothing: the registry file stays as it was."""
+    before = registry_path(shop).read_bytes()
+    response = await shop.put("/UserToken", headers=admin_headers(), params=params)
+    error = await error_of(response)
+    assert response.status == 400 and fragment in error["message"], error
+    assert registry_path(shop).read_bytes() == before

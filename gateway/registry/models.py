@@ -203,7 +203,9 @@ class RegistryState:
         """``(folder, table)`` pairs the token may read in one database (expired grants left out)."""
         return frozenset((a.folder, a.table) for a in self.live_grants(token_hash, now) if a.database == database)
 
-    def expired_refs(self, token_hash: str, database: str, now: datetime.datetime | None = None) -> frozenset[tuple[str, str]]:
+    def expired_refs(
+        self, token_hash: str, database: str, now: datetime.datetime | None = None
+    ) -> frozenset[tuple[str, str]]:
         """``(folder, table)`` pairs whose grant to the token expired (for the operator's audit only)."""
         granted = {a for a in self.grants.get(token_hash, frozenset()) if a.database == database}
         live = self.live_grants(token_hash, now)

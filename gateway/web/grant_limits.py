@@ -22,7 +22,7 @@ from gateway.errors import BadRequest
 from gateway.registry import GrantLimits, TableRecord
 from gateway.registry.file_format import rfc3339
 from gateway.web.inputs import RequestInputs
-from gateway.web.openapi_schemas import TEXT
+from gateway.web.openapi_schemas import TEXT, closed_object
 from gateway.web.parameters import DocumentContext, Parameter, ReadContext, parameter_group
 
 MAX_ROW_FILTER_CHARS = 4000
@@ -122,7 +122,9 @@ async def checked_limits(asked: LimitInputs, table: TableRecord, pool: DatabaseP
         present = [column.name for column in described or ()]
         unknown = [name for name in asked.columns if name not in present]
         if unknown:
-            raise BadRequest(f"parameter 'columns' names {unknown[0]!r}, which table {table.local_name!r} does not have")
+            raise BadRequest(
+                f"parameter 'columns' names {unknown[0]!r}, which table {table.local_name!r} does not have"
+            )
         columns = tuple(name for name in present if name in asked.columns)
     row_filter: str | None = None
     if asked.row_filter is not None:
@@ -158,3 +160,6 @@ LIMIT_PROPERTIES: dict[str, Any] = {
     "expired": {"type": "boolean", "description": "True once expires_at has passed (present with expires_at)."},
 }
 """The listing's schema of ``described_limits``' keys, all optional."""
+
+GRANT_SHOWN = closed_object({"local_table_name": TEXT, **LIMIT_PROPERTIES}, optional=tuple(LIMIT_PROPERTIES))
+"""The ``grant`` object of GrantTableAccess's and MintUserToken's answers: the table and what narrows it."""

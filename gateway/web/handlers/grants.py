@@ -7,14 +7,30 @@ import asyncio
 import attrs
 from aiohttp import web
 
-from gateway.observability.audit import AdminAction
-from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
-from gateway.web.grant_limits import LIMIT_PROPERTIES, LimitInputs, checked_limits, described_limits, limit_inputs
+from gateway.observability.audit import AdminAction
+from gateway.registry import NO_LIMITS, RegistryState, TableAddress, TableRecord, utc_now
+from gateway.request.auth import hash_user_token, token_fingerprint
+from gateway.request.responses import success
+from gateway.web.grant_limits import (
+    GRANT_SHOWN,
+    LIMIT_PROPERTIES,
+    LimitInputs,
+    checked_limits,
+    described_limits,
+    limit_inputs,
+)
 from gateway.web.inputs import find_table
 from gateway.web.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
 from gateway.web.named_inputs import new_grantee, table_by_name_or_path, user_token
-from gateway.web.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array, success_object
+from gateway.web.openapi_schemas import (
+    SUCCESS_STATUS,
+    TEXT,
+    Component,
+    closed_object,
+    one_element_array,
+    success_object,
+)
 from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
@@ -24,8 +40,6 @@ from gateway.web.operations import (
     Operation,
     json_answer,
 )
-from gateway.registry import NO_LIMITS, RegistryState, TableAddress, TableRecord, utc_now
-from gateway.request.responses import success
 
 INHERITANCE_CHECK_SECONDS = 2.0
 """How long a grant waits for the table's database to list inheritance children before skipping the warning."""
@@ -184,8 +198,7 @@ OPERATIONS = (
                 "Granted; a narrowed grant is shown",
                 Component("TableAccessGranted", one_element_array(closed_object({
                     "status": SUCCESS_STATUS,
-                    "grant": closed_object({"local_table_name": TEXT, **LIMIT_PROPERTIES},
-                                           optional=tuple(LIMIT_PROPERTIES)),
+                    "grant": GRANT_SHOWN,
                 }, optional=("grant",)))),
                 [{"status": "success"}],
             )
