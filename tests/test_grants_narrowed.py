@@ -355,3 +355,16 @@ async def test_a_token_is_not_minted_with_a_bad_grant(shop: TestClient, params: 
     error = await error_of(response)
     assert response.status == 400 and fragment in error["message"], error
     assert registry_path(shop).read_bytes() == before
+
+
+async def test_a_revoked_grant_takes_its_limits_with_it(shop: TestClient) -> None:
+    """Revoking drops the narrowing: a later whole grant is whole, and the file keeps no limits for it."""
+    await granted(shop, "revoked-token-00001", ACCOUNTS, columns="id", row_filter=FILTER)
+    response = await shop.delete("/GrantTableAccess/", headers=admin_headers(),
+                                 params={"user_token": "revoked-token-00001", "local_table_name": ACCOUNTS})
+    assert (await success_of(response))[0]["revoked"] is True
+    assert await listing(shop, "revoked-token-00001") == []
+    await granted(shop, "revoked-token-00001", ACCOUNTS)
+    (listed,) = await listing(shop, "revoked-token-00001")
+    assert "columns" not in listed and "row_filter" not in listed
+    assert len(shop.app[REGISTRY].state.grant_limits) == 3  # the fixture's three narrowed grants only
