@@ -78,6 +78,9 @@ def render_narrowed(figures: dict[str, Any]) -> list[str]:
         *(f"  {label:<34} {run['requests_per_second']:>9.0f} {run['p50_ms']:>8.2f} {run['p99_ms']:>8.2f} "
           f"{run['errors']:>7}" for label, run in (("whole table", whole),
                                                    ("3 of 6 columns + row filter", narrowed))),
+        "  every run, req/s (in the order run): " + "; ".join(
+            f"{name} " + ", ".join(f"{run['requests_per_second']:.0f}" for run in runs)
+            for name, runs in figures["all_runs"].items()),
         f"  narrowed / whole: {figures['ratio']:.3f} (target >= {figures['target']}: "
         f"{'met' if figures['met'] else 'NOT met'})",
     ]
