@@ -33,6 +33,7 @@ from support import (
 
 from drivers.postgres.pool import PostgresPool
 from gateway.contract.driver_protocol import NarrowedGrant
+from gateway.registry.file_format import load_registry
 from gateway.request.auth import hash_user_token
 from gateway.web.keys import POOLS, REGISTRY
 
@@ -304,6 +305,12 @@ async def test_the_file_registry_keeps_the_limits_and_an_old_file_loads(shop: Te
     tables = {t["table"]: t for g in document["grants"] for t in g["tables"]}
     assert tables["accounts"]["columns"] == VISIBLE and tables["accounts"]["row_filter"] == FILTER
     assert set(tables["branches"]) == {"database", "folder", "table"}
+    for grant in document["grants"]:  # the same file as a gateway before issue 22 wrote it
+        for table in grant["tables"]:
+            for key in ("columns", "row_filter", "expires_at"):
+                table.pop(key, None)
+    old = load_registry(orjson.dumps(document))
+    assert old.grant_limits == {} and old.grants == shop.app[REGISTRY].state.grants
 
 
 def _registry_url(database: str) -> str:
