@@ -42,7 +42,7 @@ from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProc
 from bench.guard_cost import guard_cost
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
-from bench.narrowed_grants import narrowed_beside_whole, render_narrowed
+from bench.narrowed_grants import guard_check_cost, narrowed_beside_whole, render_narrowed
 from bench.report import (
     CONTENDERS, check_targets, guard_targets, judged, large_result_figures, render_guard_lines, render_table,
     small_query_figures, write_results,
@@ -189,6 +189,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
     finally:
         for process in servers:
             process.stop()
+    narrowed["guard_us"] = guard_check_cost(server, database)
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
     small = small_query_figures(runs)
@@ -234,6 +235,7 @@ def narrowed_only(arguments: argparse.Namespace) -> int:
                 figures = narrowed_beside_whole(gateway, arguments.rows, 16, arguments.seconds)
             finally:
                 gateway.stop()
+            figures["guard_us"] = guard_check_cost(server, database.name)
     finally:
         drop_scratch_database(server, database.name)
     print("\n".join(render_narrowed(figures)))
