@@ -189,7 +189,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
     finally:
         for process in servers:
             process.stop()
-    narrowed["guard_us"] = guard_check_cost(server, database)
+    narrowed.update(guard_check_cost(server, database))
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
     small = small_query_figures(runs)
@@ -235,7 +235,7 @@ def narrowed_only(arguments: argparse.Namespace) -> int:
                 figures = narrowed_beside_whole(gateway, arguments.rows, 16, arguments.seconds)
             finally:
                 gateway.stop()
-            figures["guard_us"] = guard_check_cost(server, database.name)
+            figures.update(guard_check_cost(server, database.name))
     finally:
         drop_scratch_database(server, database.name)
     print("\n".join(render_narrowed(figures)))
