@@ -7,7 +7,7 @@ the same concurrency, in turns (whole, narrowed, five times over: the ratio is o
 neighbour's burst on a shared machine moves neither alone). The target: the narrowed token's rate is at
 least ``RATIO_TARGET`` of the whole one's. The guard rewrites the narrowed token's query through a fenced
 sub-select and copies ``id = N`` inside, so PostgreSQL still reads one index entry
-(``tests/test_grants_narrowed.py`` shows the plan).
+(``tests/test_grants_narrowed_redteam.py`` shows the plan).
 """
 
 from __future__ import annotations
