@@ -6,12 +6,13 @@ a 400 naming the input. ``checked_limits`` then checks them against the table
 as its database describes it now: every column must exist (the answer names
 the first that does not), and the filter goes to the driver's optional
 ``normalize_row_filter`` (a driver without it cannot filter rows, so the grant
-is refused). ``described_limits`` is how answers and listings show a grant.
+is refused; one whose ``check_query`` takes no ``narrowing`` can narrow nothing). ``described_limits`` is how answers and listings show a grant.
 """
 
 from __future__ import annotations
 
 import datetime
+import inspect
 import re
 from typing import Any
 
@@ -114,9 +115,21 @@ def limit_inputs() -> Any:
     return parameter_group(limit_parameters, _read)
 
 
+def enforces_narrowing(pool: DatabasePool) -> bool:
+    """True when the pool's ``check_query`` takes ``narrowing`` (a driver written before issue 22 does not)."""
+    try:
+        return "narrowing" in inspect.signature(pool.check_query).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 async def checked_limits(asked: LimitInputs, table: TableRecord, pool: DatabasePool) -> GrantLimits:
     """What the grant will hold: columns in the table's order, the filter as the driver wrote it; 400 otherwise."""
     columns: tuple[str, ...] | None = None
+    if (asked.columns is not None or asked.row_filter is not None) and not enforces_narrowing(pool):
+        name = "columns" if asked.columns is not None else "row_filter"
+        raise BadRequest(f"parameter {name!r} cannot be granted: the driver of table {table.local_name!r}'s "
+                         "database does not enforce grants narrower than a table")
     if asked.columns is not None:
         described = await pool.describe_table(table.address.folder, table.address.table)
         present = [column.name for column in described or ()]
