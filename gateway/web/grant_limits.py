@@ -12,6 +12,7 @@ is refused; one whose ``check_query`` takes no ``narrowing`` can narrow nothing)
 from __future__ import annotations
 
 import datetime
+import functools
 import inspect
 import re
 from typing import Any
@@ -117,9 +118,15 @@ def limit_inputs() -> Any:
 
 def enforces_narrowing(pool: DatabasePool) -> bool:
     """True when the pool's ``check_query`` takes ``narrowing`` (a driver written before issue 22 does not)."""
+    return _takes_narrowing(type(pool))
+
+
+@functools.lru_cache(maxsize=64)
+def _takes_narrowing(pool_class: type) -> bool:
+    # Read once per class: GetData asks on every query of a narrowed token.
     try:
-        return "narrowing" in inspect.signature(pool.check_query).parameters
-    except (TypeError, ValueError):
+        return "narrowing" in inspect.signature(pool_class.check_query).parameters
+    except (AttributeError, TypeError, ValueError):
         return False
 
 
