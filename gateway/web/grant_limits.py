@@ -15,7 +15,7 @@ import datetime
 import functools
 import inspect
 import re
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -125,7 +125,7 @@ def enforces_narrowing(pool: DatabasePool) -> bool:
 def _takes_narrowing(pool_class: type) -> bool:
     # Read once per class: GetData asks on every query of a narrowed token.
     try:
-        return "narrowing" in inspect.signature(pool_class.check_query).parameters
+        return "narrowing" in inspect.signature(cast(Any, pool_class).check_query).parameters
     except (AttributeError, TypeError, ValueError):
         return False
 
