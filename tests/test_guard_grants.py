@@ -236,7 +236,7 @@ def test_narrowed_decisions_are_reused_across_numeric_constants(
         f"select * from public.accounts where id between {n} and {n + 10} order by id limit {n}" for n in (1, 2)] + [
         f"  /* lead */ select id from public.accounts x where id = {n} ; -- tail {n}\n" for n in (8, 9)] + [
         f"select id from public.accounts where id = {n} /* c */ and balance > {n};" for n in (10, 11)] + [
-        f"select * from public.accounts a{n % 2}" for n in (1, 3)] + [f"table public.accounts  ;  " for _ in (1, 2)]
+        f"select * from public.accounts a{n % 2}" for n in (1, 3)] + ["table public.accounts  ;  "] * 2
     for text in texts:
         cached = outcome(lambda: cache.check(text, GRANTED, key, fresh, frozenset()))
         assert cached == outcome(lambda: read_as_only(fresh(text).parsed, frozenset())), text
