@@ -174,11 +174,18 @@ class GatewayProcess:
             {"admin_token": self.admin_token},
         )
 
-    def get_data(self, query: str) -> Any:
+    def grant(self, user_token: str, **limits: str) -> None:
+        """GrantTableAccess of the benchmark table to ``user_token``, narrowed by ``limits`` (issue 22)."""
+        self._call(
+            "POST", "/GrantTableAccess/", {"user_token": user_token, "local_table_name": LOCAL_TABLE, **limits},
+            {"admin_token": self.admin_token},
+        )  # fmt: skip
+
+    def get_data(self, query: str, user_token: str | None = None) -> Any:
         """One GetData answer, parsed (for warming up and checking; the measurements use other clients)."""
         return self._call(
             "GET", "/GetData", {"local_database_name": LOCAL_DATABASE, "query": query},
-            {"user_token": self.user_token},
+            {"user_token": user_token or self.user_token},
         )  # fmt: skip
 
     def pids(self) -> list[int]:

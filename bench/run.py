@@ -13,6 +13,8 @@ One run, in this order, takes about four minutes:
    ``--workers``, each under the same load;
 5. small queries under wrk at concurrency 16 while large results stream, then
    while 96 KiB query texts arrive (the event loop's lag read from /metrics);
+   then the same point lookup through a grant of 3 columns with a row filter beside
+   a whole grant (``narrowed_grants.py``, issue 22; alone: ``--narrowed-only``);
 6. stops the gateway; the SQL guard's cost over the query sets (``guard_cost.py``);
    bound parameters against values spliced into the text, one query shape with
    1 000 different names per round (``bound_parameters.py``, issue 23);
@@ -44,9 +46,17 @@ from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProc
 from bench.guard_cost import guard_cost
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
+from bench.narrowed_grants import guard_check_cost, narrowed_beside_whole, render_narrowed
 from bench.report import (
-    CONTENDERS, check_targets, guard_targets, judged, large_result_figures, render_guard_lines, render_table,
-    small_query_figures, write_results,
+    CONTENDERS,
+    check_targets,
+    guard_targets,
+    judged,
+    large_result_figures,
+    render_guard_lines,
+    render_table,
+    small_query_figures,
+    write_results,
 )
 from bench.small_queries import LoadResult, run_pgbench, run_wrk, write_wrk_script
 
@@ -69,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the gateway's workers setting (default: one per CPU, %(default)s here)",
     )  # fmt: skip
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where the JSON results go")
+    parser.add_argument(
+        "--narrowed-only", action="store_true",
+        help="only the point lookup through a narrowed grant beside a whole grant, one worker (issue 22)",
+    )  # fmt: skip
     parser.add_argument(
         "--guard-only", action="store_true",
         help="only the SQL guard's cost over the query sets, today beside before issue 19 (about 20 s)",
@@ -189,9 +203,12 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         texts = asyncio.run(
             large_texts_beside_small_queries(one_worker, scripts[one_worker.base_url], 16, seconds)
         )
+        _step(f"point lookups through a narrowed grant beside a whole one, one worker ({seconds} s each, twice)")
+        narrowed = narrowed_beside_whole(one_worker, rows, 16, seconds)
     finally:
         for process in servers:
             process.stop()
+    narrowed.update(guard_check_cost(server, database))
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
     _step("bound parameters against spliced values: one shape, 1 000 different names per round")
@@ -205,6 +222,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "small_queries_beside_large_texts": texts.as_dict(),
         "guard_cost": guard,
         "bound_parameters": parameters,
+        "narrowed_grants": narrowed,
         "targets": check_targets(small, large, mixed, texts, guard),
     }
 
@@ -230,6 +248,30 @@ def parameters_only() -> int:
     return 0
 
 
+def narrowed_only(arguments: argparse.Namespace) -> int:
+    """``--narrowed-only``: the scratch table, one one-worker gateway, the narrowed grant beside the whole one."""
+    if shutil.which("wrk") is None:
+        print(f"bench: missing tools:\n  wrk: {REQUIRED_TOOLS['wrk']}", file=sys.stderr)
+        return 2
+    server = Server.from_environment()
+    _step(f"creating the scratch database with {arguments.rows:,} rows")
+    database = create_scratch_database(server, arguments.rows)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+            gateway = GatewayProcess(Path(folder) / "one_worker", row_limit=arguments.rows, workers=1)
+            try:
+                gateway.register(server, database.name)
+                _step(f"point lookups through a narrowed grant beside a whole one ({arguments.seconds} s each)")
+                figures = narrowed_beside_whole(gateway, arguments.rows, 16, arguments.seconds)
+            finally:
+                gateway.stop()
+            figures.update(guard_check_cost(server, database.name))
+    finally:
+        drop_scratch_database(server, database.name)
+    print("\n".join(render_narrowed(figures)))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
@@ -237,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return guard_only(arguments)
     if arguments.parameters_only:
         return parameters_only()
+    if arguments.narrowed_only:
+        return narrowed_only(arguments)
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)
@@ -273,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = write_results(arguments.results_dir, results)
     print(render_table(results))
     print("\n" + "\n".join(render_parameter_lines(results["bound_parameters"])))
+    print("\n" + "\n".join(render_narrowed(results["narrowed_grants"])))
     print(f"\nAll figures: {path}")
     return 0
 

@@ -131,10 +131,12 @@ def run_pgbench(server: Server, database: str, rows: int, concurrency: int, seco
     )
 
 
-def write_wrk_script(folder: Path, user_token: str, rows: int) -> Path:
-    """The Lua script that makes wrk send GetData point lookups with random ids."""
-    query = urllib.parse.urlencode({"local_database_name": LOCAL_DATABASE, "query": POINT_LOOKUP_SQL})
-    script = folder / "getdata_point_lookup.lua"
+def write_wrk_script(
+    folder: Path, user_token: str, rows: int, *, lookup: str = POINT_LOOKUP_SQL, name: str = "getdata_point_lookup"
+) -> Path:
+    """The Lua script that makes wrk send GetData point lookups (``lookup`` and a random id) as ``user_token``."""
+    query = urllib.parse.urlencode({"local_database_name": LOCAL_DATABASE, "query": lookup})
+    script = folder / f"{name}.lua"
     script.write_text(_WRK_SCRIPT % {"path_prefix": f"/GetData?{query}", "rows": rows, "user_token": user_token})
     return script
 

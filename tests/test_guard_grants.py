@@ -233,9 +233,14 @@ def test_narrowed_decisions_are_reused_across_numeric_constants(
 
     texts = [f"select * from public.accounts a where a.id = {n} and note like 'n%'" for n in (5, 6, 7, 123456)] + [
         f"select repeat(note, {n}) from public.accounts where id = 1 /* {n} */" for n in (2, 3, 2000000)] + [
-        f"select * from public.accounts where id between {n} and {n + 10} order by id limit {n}" for n in (1, 2)]
+        f"select * from public.accounts where id between {n} and {n + 10} order by id limit {n}" for n in (1, 2)] + [
+        f"  /* lead */ select id from public.accounts x where id = {n} ; -- tail {n}\n" for n in (8, 9)] + [
+        f"select id from public.accounts where id = {n} /* c */ and balance > {n};" for n in (10, 11)] + [
+        f"select * from public.accounts a{n % 2}" for n in (1, 3)] + ["table public.accounts  ;  "] * 2
     for text in texts:
         cached = outcome(lambda: cache.check(text, GRANTED, key, fresh, frozenset()))
         assert cached == outcome(lambda: read_as_only(fresh(text).parsed, frozenset())), text
     assert cache.hits >= 2  # ids 6 and 7 reuse the decision for 5; a repeat count is pinned, so 3 does not
+    # The point lookups' entries make the rewrite and the ONLY rewrite in one step, without a second scan.
+    assert sum(entry.combined is not None for entry in cache._entries.values()) >= 4
     assert cache.check(texts[2], GRANTED, key, fresh, frozenset()).sql.count("a.id = 7") == 2  # copied inside too

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import subprocess
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from cryptography.fernet import Fernet
 
 from gateway.settings.config import ConfigError, load_config
 from gateway.web.keys import REGISTRY
-from gateway.registry import RegistryLoadError, RegistryState
+from gateway.registry import GrantLimits, RegistryLoadError, RegistryState
 from gateway.registry.file_format import load_registry
 from gateway.registry.secrets_at_rest import PasswordCipher
 from support import (
@@ -78,7 +79,10 @@ async def furnished(make_gateway: GatewayFactory, shop_database: str, data_dir: 
     await success_of(
         await rename_table(client, {"table": {"local_table_name": "shop_public_alpha"}, "new_local_table_name": "a"})
     )
-    await grant(client, "copied-reader-0123456", "a")
+    # A narrowed grant (issue 22): the copy must carry its columns, row filter and expiry.
+    await success_of(await client.post("/GrantTableAccess/", headers=admin_headers(), params={
+        "user_token": "copied-reader-0123456", "local_table_name": "a", "columns": "id", "row_filter": "id > 0",
+        "expires_at": "2999-01-01T00:00:00Z"}))
     await success_of(await client.put("/UserToken", headers=admin_headers()))
     return client
 
@@ -124,6 +128,8 @@ async def test_copy_moves_a_registry_to_postgresql_and_back_exactly(
     result = copy(url, f"file:{back}")
     assert result.returncode == 0, result.stderr
     assert file_state(back) == file_state(source)
+    assert list(file_state(back).grant_limits.values()) == [GrantLimits(
+        columns=("id",), row_filter="id > 0", expires_at=datetime.datetime(2999, 1, 1, tzinfo=datetime.timezone.utc))]
     assert file_state(back).database("shop").password == DISTINCTIVE_PASSWORD
     assert DISTINCTIVE_PASSWORD not in back.read_text() + there.stdout + result.stdout
 

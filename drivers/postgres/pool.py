@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,31 +27,36 @@ import attrs
 import psycopg2
 import structlog
 
-from drivers.postgres.connections.backend_slots import BackendSlots
 from drivers.postgres.catalog import CATALOG_SQL, COLUMNS_SQL, catalog_tables, table_columns
 from drivers.postgres.connections.acquire import acquire_live_connection, release_connection
+from drivers.postgres.connections.backend_slots import BackendSlots
+from drivers.postgres.connections.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
 from drivers.postgres.guard.cache import GuardCache
+from drivers.postgres.guard.grants.enforce import check_narrowed
+from drivers.postgres.guard.grants.narrowed_cache import NarrowedGuardCache
+from drivers.postgres.guard.grants.row_filters import RowFilterRefused, normalized_filter
+from drivers.postgres.guard.grants.table_grant import TableGrant, narrowing_key
+from drivers.postgres.guard.inheritance import PARTITIONED_TABLES_SQL, read_as_only
 from drivers.postgres.guard.model.catalog import CATALOG_SQL as GUARD_CATALOG_SQL
-from drivers.postgres.guard.rules.function_policy import is_denied_builtin
-from drivers.postgres.guard.inheritance import PARTITIONED_TABLES_SQL
 from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
+from drivers.postgres.guard.rules.function_policy import is_denied_builtin
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
 from drivers.postgres.results.query_runner import MultiBatchQueries, run_query
-from drivers.postgres.connections.runaways import WATCHER_APPLICATION_NAME, RunawayBackends
 from drivers.postgres.results.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import (
+    NO_NARROWING,
     AcquireWaitTally,
     CatalogTable,
     ColumnInfo,
     ConnectionData,
+    NarrowedGrant,
     PoolLimits,
     PoolStats,
     QueryResult,
     TableRef,
 )
-from gateway.errors import DatabaseUnavailable
-
+from gateway.errors import BadRequest, DatabaseUnavailable
 
 INLINE_CHECK_CHARS = 2048
 """Query texts up to this long are checked on the event loop (well under a millisecond); longer ones in a
@@ -125,6 +130,8 @@ class PostgresPool:
         self._multi_batch_queries = MultiBatchQueries()
         self.guard_cache = GuardCache()
         """Decisions of the guard for queries that differ only in numeric constants (``guard_cache.py``)."""
+        self.narrowed_cache = NarrowedGuardCache()
+        """The same for tokens whose grants narrow a relation (``guard/grants/narrowed_cache.py``), per narrowing."""
         self._guard_thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="sql-guard")
         self._runaways = RunawayBackends(
             BackendSlots(limits.max_size, limits.min_size), self._open_watcher_connection, logger
@@ -241,20 +248,44 @@ class PostgresPool:
                 self._partitioned_tables = frozenset((str(schema), str(name)) for schema, name in rows)
             return self._partitioned_tables
 
-    async def check_query(self, sql: str, granted: frozenset[TableRef], *,
-                          parameters: Sequence[str | None] = ()) -> ParsedQuery:
+    async def normalize_row_filter(self, folder: str, table: str, text: str) -> str:
+        """The filter as ``check_query``'s narrowing embeds it; ``BadRequest`` saying what to change."""
+        policy = await self.query_policy()
+        try:
+            return normalized_filter(folder, table, text, policy)
+        except RowFilterRefused as refused:
+            raise BadRequest(refused.message) from None
+
+    async def check_query(
+        self,
+        sql: str,
+        granted: frozenset[TableRef],
+        *,
+        parameters: Sequence[str | None] = (),
+        narrowing: Mapping[TableRef, NarrowedGrant] = NO_NARROWING,
+    ) -> ParsedQuery:
         policy = await self.query_policy()
         partitioned = await self.partitioned_tables()
         values = tuple(parameters)
+        grants = {ref: TableGrant(columns=grant.columns, row_filter=grant.row_filter)
+                  for ref, grant in narrowing.items() if ref in granted}
+        key = narrowing_key(grants)
 
         def checked() -> ParsedQuery:
+            if key and values:
+                # The narrowed cache keys by text alone; sizes may depend on the values, so each is checked fresh.
+                narrowed = check_narrowed(sql, granted, policy, grants, values)
+                return require_granted(read_as_only(narrowed.parsed, partitioned), granted)
+            if key:  # the token's view of the catalog, its narrowed relations read through their fences
+                return self.narrowed_cache.check(sql, granted, key, lambda text: check_narrowed(
+                    text, granted, policy, grants), partitioned)
             # The cache runs the grant check itself; the guard checks everything else once per key.
             return self.guard_cache.check(
                 sql, granted, lambda text: check_query(text, granted, policy, values), partitioned, values)
 
         if len(sql) <= INLINE_CHECK_CHARS:
             return checked()
-        if len(sql) > LONG_TEXT_CHARS:
+        if len(sql) > LONG_TEXT_CHARS and not key:  # the child process knows no narrowing: a thread checks those
             # Turning a 100 KiB text's parse tree into Python objects holds the GIL for tens of milliseconds,
             # in any thread: such texts (which the guard cache does not keep) are checked in a child process.
             assert self._long_texts is not None  # made with the policy

@@ -38,7 +38,8 @@ import contextlib
 import contextvars
 import enum
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import types
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -59,6 +60,8 @@ __all__ = [
     "DatabasePool",
     "Driver",
     "FieldKind",
+    "NarrowedGrant",
+    "NO_NARROWING",
     "PoolLimits",
     "PoolStats",
     "QueryResult",
@@ -221,6 +224,20 @@ TableRef = tuple[str, str]
 """A relation inside one database: ``(folder, table)``."""
 
 
+@attrs.frozen
+class NarrowedGrant:
+    """A grant narrower than its table (issue 22): what ``check_query``'s ``narrowing`` says of one relation."""
+
+    columns: tuple[str, ...] | None = None
+    """The granted columns (None: every column); the token sees no other, system columns included."""
+    row_filter: str | None = None
+    """The administrator's filter as the driver's ``normalize_row_filter`` wrote it (None: every row)."""
+
+
+NO_NARROWING: Mapping[tuple[str, str], NarrowedGrant] = types.MappingProxyType({})
+"""``check_query``'s default: every granted relation whole."""
+
+
 class CheckedQuery(Protocol):
     """What ``DatabasePool.check_query`` returns: the driver's own object, read by the gateway for its audit log."""
 
@@ -294,7 +311,12 @@ class DatabasePool(Protocol):
         ...
 
     async def check_query(
-        self, sql: str, granted: frozenset[TableRef], *, parameters: Sequence[str | None] = ()
+        self,
+        sql: str,
+        granted: frozenset[TableRef],
+        *,
+        parameters: Sequence[str | None] = (),
+        narrowing: Mapping[TableRef, NarrowedGrant] = NO_NARROWING,
     ) -> CheckedQuery:
         """Refuse (``QueryRejected``) anything but one read-only query over ``granted``.
 
@@ -311,8 +333,20 @@ class DatabasePool(Protocol):
         count that does not match the query's parameters (``QueryRejected``, naming what
         to fix), and never splices a value into the text: ``run_query`` gets the same
         values and has the database bind them.
+
+        ``narrowing`` holds the granted relations the token may read only in part: the
+        query must then see those columns only (a hidden column is refused as unknown) and
+        those rows only, whatever its shape, and no condition of the query may run on a row
+        the filter removes unless it reveals nothing (docs/security.md). A driver that
+        cannot enforce a narrowing must refuse every query that reads a narrowed relation;
+        it is empty for tokens whose grants are whole tables.
         """
         ...
+
+    # Optional: ``async def normalize_row_filter(self, folder: str, table: str, text: str) -> str``.
+    # Checks an administrator's row filter when it is granted and returns the text ``check_query``'s
+    # ``narrowing`` will carry; raises ``gateway.errors.BadRequest`` saying what to change. A pool
+    # without it cannot filter rows: GrantTableAccess refuses ``row_filter`` for its databases.
 
     def run_query(
         self, checked: Any, *, parameters: Sequence[str | None] = ()

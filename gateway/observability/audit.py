@@ -10,7 +10,8 @@ A GetData event says who asked (``user_token_fingerprint``), what
 (``local_database_name``, the ``tables`` read by local name, the
 ``query_fingerprint`` of the normalised query and, unless
 ``audit_query_text = false``, the ``query``), how much (``rows``, ``bytes``,
-``duration_ms``) and how it ended (``status``, ``error``, ``outcome``), all read from the request's one
+``duration_ms``) and how it ended (``status``, ``error``, ``outcome``, and
+``refusal_reason`` when the answer hid the cause: ``grant expired``), all read from the request's one
 ``Observation`` (``gateway.observability.observation``), written once the answer's last byte is. The query
 text of a request refused before its token was known to have a grant in that
 database keeps its first ``UNAUTHORISED_QUERY_CHARS`` characters, with
@@ -94,6 +95,8 @@ class Auditor:
             "tables": _table_names(context.registry, tally),
             "query_fingerprint": getattr(tally.checked, "fingerprint", None),
         }
+        if tally.refusal_reason is not None:
+            fields["refusal_reason"] = tally.refusal_reason
         if self._query_text:
             fields["query"] = tally.query
             if tally.query is not None and isinstance(observation.error, TokenRequired | AccessDenied):

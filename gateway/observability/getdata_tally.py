@@ -16,7 +16,7 @@ from gateway.errors import GatewayError
 class GetDataTally:
     """What one GetData request did; the handler fills it in, the request's observation reads it."""
 
-    __slots__ = ("database", "query", "checked", "rows", "bytes", "late_error", "stalled")
+    __slots__ = ("database", "query", "checked", "rows", "bytes", "late_error", "stalled", "refusal_reason")
 
     def __init__(self) -> None:
         self.database: str | None = None
@@ -33,6 +33,8 @@ class GetDataTally:
         """An error met after the answer had started (the handler then returns normally)."""
         self.stalled = False
         """True when the client stopped reading and the stream was cut (the handler returns normally)."""
+        self.refusal_reason: str | None = None
+        """Why a refusal was made, for the operator only, when the answer must not say it (``grant expired``)."""
 
     def sent(self, rows_so_far: int, size: int) -> None:
         """Note a piece of the body written: the rows it brings the total to, and its size in bytes."""

@@ -11,7 +11,15 @@ locations.
 from __future__ import annotations
 
 from gateway.registry.location import RegistryKind, RegistryLocation, open_registry
-from gateway.registry.models import DatabaseRecord, RegistryState, TableAddress, TableRecord
+from gateway.registry.models import (
+    NO_LIMITS,
+    DatabaseRecord,
+    GrantLimits,
+    RegistryState,
+    TableAddress,
+    TableRecord,
+    utc_now,
+)
 from gateway.registry.protocol import (
     Registry,
     RegistryLoadError,
@@ -25,6 +33,8 @@ from gateway.registry.store import FileRegistryStore
 __all__ = [
     "DatabaseRecord",
     "FileRegistryStore",
+    "GrantLimits",
+    "NO_LIMITS",
     "Registry",
     "RegistryKind",
     "RegistryLoadError",
@@ -37,4 +47,5 @@ __all__ = [
     "TableAddress",
     "TableRecord",
     "open_registry",
+    "utc_now",
 ]

@@ -5,10 +5,11 @@ The layout is lists of plain records, so it stays readable and diffable::
     {"format_version": 1, "token_salt": "...",
      "databases": [{"local_name", "host", "port", "database", "username", "password", "base_type"}],
      "tables": [{"local_name", "database", "folder", "table"}],
-     "grants": [{"token_hash", "tables": [{"database", "folder", "table"}]}],
+     "grants": [{"token_hash", "tables": [{"database", "folder", "table",
+                                           ["columns", "row_filter", "expires_at"]}]}],
      "minted_tokens": ["<token hash>", ...]}
 
-Three additions kept version 1, because a file written before them loads
+Four additions kept version 1, because a file written before them loads
 unchanged and means the same:
 
 - ``minted_tokens`` (hashes of the user tokens ``PUT /UserToken`` issued) is
@@ -25,10 +26,16 @@ unchanged and means the same:
   PostgreSQL declares all five, so its databases are written as before. A
   gateway that predates the declarations refuses a file holding a database
   without one of them (a missing field), never misreads it.
+- A granted table may carry ``columns`` (a list of names), ``row_filter`` (the
+  filter's text) and ``expires_at`` (RFC 3339, UTC), each only when set: a grant
+  without them is the whole table without end, as before (issue 22). A gateway
+  that predates them refuses a file holding one (an unexpected key), so it never
+  serves a narrowed grant as a whole one.
 """
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import attrs
@@ -36,7 +43,14 @@ import cattrs
 import orjson
 
 from gateway.contract.connection_fields import SLOTS
-from gateway.registry.models import FORMAT_VERSION, DatabaseRecord, RegistryState, TableAddress, TableRecord
+from gateway.registry.models import (
+    FORMAT_VERSION,
+    DatabaseRecord,
+    GrantLimits,
+    RegistryState,
+    TableAddress,
+    TableRecord,
+)
 from gateway.registry.secrets_at_rest import PasswordCipher, PasswordDecryptionError
 
 _CLEAR_TEXT = PasswordCipher()
@@ -56,9 +70,49 @@ class _TableRow:
 
 
 @attrs.frozen
+class _GrantedTable:
+    database: str
+    folder: str
+    table: str
+    columns: list[str] | None = None
+    row_filter: str | None = None
+    expires_at: str | None = None
+
+
+@attrs.frozen
 class _GrantRow:
     token_hash: str
-    tables: list[TableAddress]
+    tables: list[_GrantedTable]
+
+
+_LIMIT_KEYS = ("columns", "row_filter", "expires_at")
+
+
+def _granted_table(address: TableAddress, limits: GrantLimits) -> _GrantedTable:
+    return _GrantedTable(
+        address.database,
+        address.folder,
+        address.table,
+        columns=None if limits.columns is None else list(limits.columns),
+        row_filter=limits.row_filter,
+        expires_at=None if limits.expires_at is None else rfc3339(limits.expires_at),
+    )
+
+
+def rfc3339(moment: datetime.datetime) -> str:
+    """``moment`` in UTC as RFC 3339 with a ``Z`` (how the file and the answers write an expiry)."""
+    return moment.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _limits(row: _GrantedTable) -> GrantLimits:
+    try:
+        expires_at = None if row.expires_at is None else datetime.datetime.fromisoformat(row.expires_at)
+    except ValueError:
+        raise RegistryFormatError(f"expires_at {row.expires_at!r} of a grant is not an RFC 3339 time") from None
+    if expires_at is not None and expires_at.tzinfo is None:
+        raise RegistryFormatError(f"expires_at {row.expires_at!r} of a grant has no time zone")
+    columns = None if row.columns is None else tuple(row.columns)
+    return GrantLimits(columns=columns, row_filter=row.row_filter, expires_at=expires_at)
 
 
 @attrs.frozen
@@ -88,7 +142,8 @@ def dump_registry(state: RegistryState, cipher: PasswordCipher = _CLEAR_TEXT) ->
             for r in sorted(state.tables.values(), key=lambda r: r.local_name)
         ],
         grants=[
-            _GrantRow(token_hash, sorted(addresses, key=attrs.astuple))
+            _GrantRow(token_hash, [_granted_table(a, state.limits(token_hash, a))
+                                   for a in sorted(addresses, key=attrs.astuple)])
             for token_hash, addresses in sorted(state.grants.items())
             if addresses
         ],
@@ -101,6 +156,11 @@ def dump_registry(state: RegistryState, cipher: PasswordCipher = _CLEAR_TEXT) ->
                 del database[slot]
     if not raw["minted_tokens"]:
         del raw["minted_tokens"]
+    for grant in raw["grants"]:
+        for table in grant["tables"]:
+            for key in _LIMIT_KEYS:  # a whole-table grant is written as before the limits existed
+                if table[key] is None:
+                    del table[key]
     return orjson.dumps(raw, option=orjson.OPT_INDENT_2) + b"\n"
 
 
@@ -150,8 +210,16 @@ def _check_references(document: _RegistryDocument) -> RegistryState:
         if row.local_name in tables:
             raise RegistryFormatError(f"the local table name {row.local_name!r} appears twice")
         tables[row.local_name] = TableRecord(row.local_name, TableAddress(row.database, row.folder, row.table))
-    grants = {g.token_hash: frozenset(g.tables) for g in document.grants}
+    grants = {g.token_hash: frozenset(TableAddress(t.database, t.folder, t.table) for t in g.tables)
+              for g in document.grants}
+    grant_limits = {}
+    for grant in document.grants:
+        for granted in grant.tables:
+            limits = _limits(granted)
+            if not limits.whole:
+                grant_limits[(grant.token_hash, TableAddress(granted.database, granted.folder, granted.table))] = limits
     return RegistryState(
+        grant_limits=grant_limits,
         token_salt=document.token_salt,
         databases=databases,
         tables=tables,

@@ -8,6 +8,7 @@ change behind: the store only writes a state that was built completely.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -70,6 +71,36 @@ class DatabaseRecord:
 
 
 @attrs.frozen
+class GrantLimits:
+    """What narrows one token's grant of one table (issue 22); the default is the whole table, for ever."""
+
+    columns: tuple[str, ...] | None = None
+    """The granted columns, in the order the administrator gave them (None: every column)."""
+    row_filter: str | None = None
+    """A boolean SQL expression over the table's own columns, as the driver normalised it (None: every row)."""
+    expires_at: datetime.datetime | None = None
+    """When the grant stops counting, timezone-aware (None: never)."""
+
+    @property
+    def whole(self) -> bool:
+        """True for the default: every column and row, no end (such grants keep no limits record)."""
+        return self == GrantLimits()
+
+    def expired(self, now: datetime.datetime) -> bool:
+        """True once ``now`` is at or past ``expires_at``: the grant is then as if it were not there."""
+        return self.expires_at is not None and now >= self.expires_at
+
+
+NO_LIMITS = GrantLimits()
+"""A whole-table grant without end: what a grant without a limits record is."""
+
+
+def utc_now() -> datetime.datetime:
+    """The clock grants expire by, read at each request (replicas agree without any timer)."""
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+@attrs.frozen
 class TableRecord:
     """A table known under a local name."""
 
@@ -115,6 +146,8 @@ class RegistryState:
     """Token hash to the tables it may read."""
     minted_tokens: frozenset[str] = attrs.field(factory=frozenset)
     """Hashes of the user tokens the gateway issued (``PUT /UserToken``)."""
+    grant_limits: Mapping[tuple[str, TableAddress], GrantLimits] = attrs.field(factory=dict)
+    """(token hash, table) to what narrows that grant; a grant absent here is the whole table without end."""
     _local_name_by_address: dict[TableAddress, str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -144,17 +177,53 @@ class RegistryState:
             )
         return self.tables[name]
 
-    def granted_tables(self, token_hash: str, database: str | None = None) -> list[TableRecord]:
-        """Tables the token may read (optionally in one database), by local name."""
+    def limits(self, token_hash: str, address: TableAddress) -> GrantLimits:
+        """What narrows the token's grant of ``address`` (``NO_LIMITS`` for a whole grant)."""
+        return self.grant_limits.get((token_hash, address), NO_LIMITS)
+
+    def live_grants(self, token_hash: str, now: datetime.datetime | None = None) -> frozenset[TableAddress]:
+        """The tables granted to the token that have not expired at ``now`` (default: the clock now)."""
         addresses = self.grants.get(token_hash, frozenset())
+        if not self.grant_limits:
+            return addresses
+        moment = now or utc_now()
+        return frozenset(a for a in addresses if not self.limits(token_hash, a).expired(moment))
+
+    def granted_tables(
+        self, token_hash: str, database: str | None = None, *, expired_too: bool = False
+    ) -> list[TableRecord]:
+        """Tables the token may read (optionally in one database), by local name; expired grants only if asked."""
+        addresses = self.grants.get(token_hash, frozenset()) if expired_too else self.live_grants(token_hash)
         records = [self.tables[self._local_name_by_address[a]] for a in addresses if a in self._local_name_by_address]
         return [r for r in records if database is None or r.address.database == database]
 
-    def granted_refs(self, token_hash: str, database: str) -> frozenset[tuple[str, str]]:
-        """``(folder, table)`` pairs the token may read in one database."""
-        return frozenset(
-            (a.folder, a.table) for a in self.grants.get(token_hash, frozenset()) if a.database == database
-        )
+    def granted_refs(
+        self, token_hash: str, database: str, now: datetime.datetime | None = None
+    ) -> frozenset[tuple[str, str]]:
+        """``(folder, table)`` pairs the token may read in one database (expired grants left out)."""
+        return frozenset((a.folder, a.table) for a in self.live_grants(token_hash, now) if a.database == database)
+
+    def expired_refs(
+        self, token_hash: str, database: str, now: datetime.datetime | None = None
+    ) -> frozenset[tuple[str, str]]:
+        """``(folder, table)`` pairs whose grant to the token expired (for the operator's audit only)."""
+        granted = {a for a in self.grants.get(token_hash, frozenset()) if a.database == database}
+        live = self.live_grants(token_hash, now)
+        return frozenset((a.folder, a.table) for a in granted - live)
+
+    def narrowing(
+        self, token_hash: str, database: str, now: datetime.datetime | None = None
+    ) -> dict[tuple[str, str], GrantLimits]:
+        """The token's live grants in ``database`` that are narrower than the table, by ``(folder, table)``."""
+        found: dict[tuple[str, str], GrantLimits] = {}
+        for (holder, address), limits in self.grant_limits.items():
+            if holder == token_hash and address.database == database and (limits.columns is not None
+                                                                         or limits.row_filter is not None):
+                found[(address.folder, address.table)] = limits
+        if not found:
+            return found
+        live = self.granted_refs(token_hash, database, now)
+        return {ref: limits for ref, limits in found.items() if ref in live}
 
     # -- changing --------------------------------------------------------
 
@@ -178,19 +247,24 @@ class RegistryState:
         tables[new_local_name] = TableRecord(new_local_name, table.address)
         return attrs.evolve(self, tables=tables)
 
-    def with_grant(self, token_hash: str, table: TableRecord) -> RegistryState:
+    def with_grant(self, token_hash: str, table: TableRecord, limits: GrantLimits = NO_LIMITS) -> RegistryState:
+        """Let the token read a table as ``limits`` says; granting again replaces the limits."""
         granted = self.grants.get(token_hash, frozenset())
-        if table.address in granted:
+        key = (token_hash, table.address)
+        if table.address in granted and self.limits(token_hash, table.address) == limits:
             return self
-        return attrs.evolve(self, grants={**self.grants, token_hash: granted | {table.address}})
+        kept = {k: v for k, v in self.grant_limits.items() if k != key}
+        if not limits.whole:
+            kept[key] = limits
+        return attrs.evolve(self, grants={**self.grants, token_hash: granted | {table.address}}, grant_limits=kept)
 
     def without_grant(self, token_hash: str, table: TableRecord) -> RegistryState:
         """Take one table from a token; the same state when it was not granted."""
         granted = self.grants.get(token_hash, frozenset())
         if table.address not in granted:
             return self
-        grants = {**self.grants, token_hash: granted - {table.address}}
-        return attrs.evolve(self, grants=_without_empty(grants))
+        grants = _without_empty({**self.grants, token_hash: granted - {table.address}})
+        return attrs.evolve(self, grants=grants, grant_limits=_limits_of(grants, self.grant_limits))
 
     def with_minted_token(self, token_hash: str) -> RegistryState:
         """Remember that the gateway issued the token with this hash."""
@@ -218,7 +292,9 @@ class RegistryState:
         }
         removed_grants = sum(len(self.grants[h]) - len(kept) for h, kept in grants.items())
         databases = {name: record for name, record in self.databases.items() if name != local_name}
-        state = attrs.evolve(self, databases=databases, tables=tables, grants=_without_empty(grants))
+        kept = _without_empty(grants)
+        state = attrs.evolve(self, databases=databases, tables=tables, grants=kept,
+                             grant_limits=_limits_of(kept, self.grant_limits))
         return state, DatabaseRemoval(tables=len(self.tables) - len(tables), grants=removed_grants)
 
     def with_catalog_refreshed(
@@ -252,11 +328,19 @@ class RegistryState:
             token_hash: frozenset(a for a in addresses if a.database != local_name or a in present)
             for token_hash, addresses in self.grants.items()
         }
-        return attrs.evolve(self, tables=tables, grants=_without_empty(grants)), changes
+        kept = _without_empty(grants)
+        return attrs.evolve(self, tables=tables, grants=kept, grant_limits=_limits_of(kept, self.grant_limits)), changes
 
 
 def _without_empty(grants: Mapping[str, frozenset[TableAddress]]) -> dict[str, frozenset[TableAddress]]:
     return {token_hash: addresses for token_hash, addresses in grants.items() if addresses}
+
+
+def _limits_of(
+    grants: Mapping[str, frozenset[TableAddress]], limits: Mapping[tuple[str, TableAddress], GrantLimits]
+) -> dict[tuple[str, TableAddress], GrantLimits]:
+    """The limits of the grants still there (a revoked or removed grant takes its limits with it)."""
+    return {(h, a): v for (h, a), v in limits.items() if a in grants.get(h, frozenset())}
 
 
 def _free_name(wanted: str, taken: Mapping[str, object]) -> str:

@@ -14,7 +14,9 @@ content and its checks, and makes every change one row lock and one update.
 A change rewrites the whole document (about 150 bytes per grant or table): far
 below what a registry database notices at the rate administrators change
 things. ``SELECT jsonb_pretty(document) FROM dbgateway_registry.registry``
-shows it.
+shows it. A grant's ``columns``, ``row_filter`` and ``expires_at`` (issue 22)
+are keys of the document's granted tables, as in the file: they needed no
+migration, and a document without them loads as before.
 
 Every change is followed, in its transaction, by ``NOTIFY dbgateway_registry``
 with the new version, so the other gateways reload at once.

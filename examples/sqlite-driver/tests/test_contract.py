@@ -201,3 +201,22 @@ def test_a_directory_that_is_no_folder_stops_the_gateway(tmp_path: Path) -> None
         SQLiteDriver({"directory": str(tmp_path / "missing")})
     with pytest.raises(ValueError, match="one option is directory"):
         SQLiteDriver({"directry": str(tmp_path)})
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("narrowing", [{"columns": "id"}, {"row_filter": "id = 1"}])
+async def test_a_grant_narrower_than_the_table_is_refused(tmp_path: Path, narrowing: dict[str, str]) -> None:
+    """This driver's check_query takes no ``narrowing`` (issue 22): a narrowed grant is a 400 naming the input,
+    never a whole grant; ``expires_at`` alone needs nothing of the driver."""
+    allowed = tmp_path / "allowed"
+    registered = sqlite_file(allowed / "data.sqlite3")
+    async with running_gateway(tmp_path / "gateway", drivers={"sqlite": {"directory": str(allowed)}}) as client:
+        assert (await add_database(client, registered)).status == 200  # type: ignore[attr-defined]
+        grant_inputs = {"user_token": "files-reader-token-0123", "local_table_name": "files_main_t"}
+        response = await client.post("/GrantTableAccess/", params={**grant_inputs, **narrowing},
+                                     headers=admin_headers())
+        message = await error_of(response, 400, "bad_request")
+        assert f"parameter {next(iter(narrowing))!r} cannot be granted" in message
+        response = await client.post("/GrantTableAccess/", params={**grant_inputs, "expires_at": "2999-01-01T00:00:00Z"},
+                                     headers=admin_headers())
+        assert response.status == 200

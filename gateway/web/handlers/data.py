@@ -12,14 +12,19 @@ token's fingerprint, so an operator can tell whose query a warning is about.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.errors import AccessDenied, PayloadTooLarge
+from gateway.contract.driver_protocol import NarrowedGrant
+from gateway.errors import AccessDenied, PayloadTooLarge, QueryRejected, RefusalReason
+from gateway.registry import utc_now
 from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
 from gateway.web.getdata_body import answer
+from gateway.web.grant_limits import enforces_narrowing
 from gateway.web.keys import CONFIG, POOLS, REQUEST_CONTEXT, TOKEN_QUERIES
 from gateway.web.named_inputs import local_database_name
 from gateway.web.operations import (
@@ -82,15 +87,33 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if database is not None:
         tally.database = database_name  # metric labels name registered databases only
     token_hash = context.user_token_hash
-    granted = state.granted_refs(token_hash, database_name)
+    now = utc_now()  # grants expire by the clock at request time: every replica agrees, no timer needed
+    granted = state.granted_refs(token_hash, database_name, now)
+    expired = state.expired_refs(token_hash, database_name, now)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
+        if database is not None and expired:
+            tally.refusal_reason = "grant expired"  # the operator's audit only; the answer is the usual 403
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
     # The values go to the driver apart from the text, and only when there are some: a driver that takes
     # none needs no change (gateway.contract.driver_protocol).
-    values = {"parameters": inputs.parameters} if inputs.parameters else {}
-    checked = await pool.check_query(query, granted, **values)
+    values: dict[str, Any] = {"parameters": inputs.parameters} if inputs.parameters else {}
+    narrowing = {ref: NarrowedGrant(columns=limits.columns, row_filter=limits.row_filter)
+                 for ref, limits in state.narrowing(token_hash, database_name, now).items()}
+    if narrowing and not enforces_narrowing(pool):  # never read a narrowed grant as a whole one
+        raise QueryRejected("this token's grants in this database are narrower than a table, and its driver "
+                            "cannot enforce that")
+    try:
+        if narrowing:
+            values_and_narrowing = {**values, "narrowing": narrowing}
+        else:
+            values_and_narrowing = values
+        checked = await pool.check_query(query, granted, **values_and_narrowing)
+    except QueryRejected as rejected:
+        if expired and rejected.reason == RefusalReason.NOT_GRANTED:
+            tally.refusal_reason = "grant expired"
+        raise
     tally.checked = checked
     # The request middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):

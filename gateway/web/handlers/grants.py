@@ -7,13 +7,30 @@ import asyncio
 import attrs
 from aiohttp import web
 
-from gateway.observability.audit import AdminAction
-from gateway.request.auth import hash_user_token, token_fingerprint
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.observability.audit import AdminAction
+from gateway.registry import NO_LIMITS, RegistryState, TableAddress, TableRecord, utc_now
+from gateway.request.auth import hash_user_token, token_fingerprint
+from gateway.request.responses import success
+from gateway.web.grant_limits import (
+    GRANT_SHOWN,
+    LIMIT_PROPERTIES,
+    LimitInputs,
+    checked_limits,
+    described_limits,
+    limit_inputs,
+)
 from gateway.web.inputs import find_table
 from gateway.web.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
 from gateway.web.named_inputs import new_grantee, table_by_name_or_path, user_token
-from gateway.web.openapi_schemas import TEXT, Component, closed_object, one_element_array, success_object
+from gateway.web.openapi_schemas import (
+    SUCCESS_STATUS,
+    TEXT,
+    Component,
+    closed_object,
+    one_element_array,
+    success_object,
+)
 from gateway.web.operations import (
     ACCESS_DENIED,
     BAD_INPUT,
@@ -23,8 +40,6 @@ from gateway.web.operations import (
     Operation,
     json_answer,
 )
-from gateway.registry import RegistryState, TableAddress, TableRecord
-from gateway.request.responses import success
 
 INHERITANCE_CHECK_SECONDS = 2.0
 """How long a grant waits for the table's database to list inheritance children before skipping the warning."""
@@ -38,6 +53,8 @@ class NewGrant:
     """The token receiving access: at least ``min_user_token_length`` characters."""
     identification: TableAddress | str | None = table_by_name_or_path()
     """The table."""
+    limits: LimitInputs = limit_inputs()
+    """What narrows the grant (``columns``, ``row_filter``, ``expires_at``); none given: the whole table."""
 
 
 @attrs.frozen(kw_only=True)
@@ -59,28 +76,38 @@ class TokenInputs:
 
 
 async def grant_table_access(request: web.Request, inputs: NewGrant) -> web.Response:
-    """Let the ``user_token`` parameter read one table; granting twice is a success.
+    """Let the ``user_token`` parameter read one table; granting twice is a success, and replaces the grant.
 
     Only a grant asks for ``min_user_token_length``: tokens granted before the
-    rule keep working, and can still be revoked and listed.
+    rule keep working, and can still be revoked and listed. ``columns`` and
+    ``row_filter`` are checked against the table as its database has it now.
     """
     app = request.app
     user_token, identification = inputs.user_token, inputs.identification
+    limits = NO_LIMITS
+    if inputs.limits != LimitInputs():
+        state = app[REGISTRY].state
+        asked = find_table(state, identification)
+        limits = await checked_limits(inputs.limits, asked, app[POOLS].get(state.database(asked.address.database)))
 
     def grant(state: RegistryState) -> tuple[RegistryState, tuple[TableRecord, str]]:
         table = find_table(state, identification)
         token_hash = hash_user_token(state.token_salt, user_token)
-        return state.with_grant(token_hash, table), (table, token_hash)
+        return state.with_grant(token_hash, table, limits), (table, token_hash)
 
     table, token_hash = await app[REGISTRY].update(grant)
     salt = app[REGISTRY].state.token_salt
+    shown = described_limits(limits, utc_now())
     app[AUDITOR].admin_change(
         AdminAction.TABLE_ACCESS_GRANTED,
         local_table_name=table.local_name,
         granted_token_fingerprint=token_fingerprint(salt, user_token),
+        **shown,
     )
     await _warn_about_inheritance_children(app, table, token_hash)
-    return success({}, as_array=True)
+    if limits == NO_LIMITS:
+        return success({}, as_array=True)
+    return success({"grant": {"local_table_name": table.local_name, **shown}}, as_array=True)
 
 
 async def _warn_about_inheritance_children(app: web.Application, table: TableRecord, token_hash: str) -> None:
@@ -129,7 +156,9 @@ async def list_grants(request: web.Request, inputs: TokenInputs) -> web.Response
     app = request.app
     user_token = inputs.user_token
     state = app[REGISTRY].state
-    tables = sorted(state.granted_tables(hash_user_token(state.token_salt, user_token)), key=lambda t: t.local_name)
+    token_hash = hash_user_token(state.token_salt, user_token)
+    tables = sorted(state.granted_tables(token_hash, expired_too=True), key=lambda t: t.local_name)
+    now = utc_now()
     app[LOGGER].info(
         "grants_listed",
         tables=len(tables),
@@ -144,6 +173,7 @@ async def list_grants(request: web.Request, inputs: TokenInputs) -> web.Response
                     "database": table.address.database,
                     "folder": table.address.folder,
                     "table": table.address.table,
+                    **described_limits(state.limits(token_hash, table.address), now),
                 }
                 for table in tables
             ]
@@ -159,10 +189,19 @@ OPERATIONS = (
         "/GrantTableAccess",
         grant_table_access,
         Access.ADMIN,
-        "Let a user token read a table (granting twice is a success)",
+        "Let a user token read a table, or some of its columns and rows, until a time (granting again replaces "
+        "the grant)",
         inputs=NewGrant,
+        body=True,
         answers={
-            200: json_answer("Granted", Component("Succeeded", one_element_array(success_object())), [{"status": "success"}])
+            200: json_answer(
+                "Granted; a narrowed grant is shown",
+                Component("TableAccessGranted", one_element_array(closed_object({
+                    "status": SUCCESS_STATUS,
+                    "grant": GRANT_SHOWN,
+                }, optional=("grant",)))),
+                [{"status": "success"}],
+            )
         },
         errors=(*REGISTRY_WRITE, BAD_INPUT, ACCESS_DENIED, TABLE_NOT_FOUND),
     ),
@@ -205,9 +244,12 @@ OPERATIONS = (
                             tables={
                                 "type": "array",
                                 "items": closed_object(
-                                    {"local_table_name": TEXT, "database": TEXT, "folder": TEXT, "table": TEXT}
+                                    {"local_table_name": TEXT, "database": TEXT, "folder": TEXT, "table": TEXT,
+                                     **LIMIT_PROPERTIES},
+                                    optional=tuple(LIMIT_PROPERTIES),
                                 ),
-                                "description": "Sorted by local table name.",
+                                "description": "Sorted by local table name; a narrowed grant shows what it grants, "
+                                "an expired one is listed with expired: true.",
                             }
                         )
                     ),

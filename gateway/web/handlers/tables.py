@@ -115,6 +115,9 @@ async def get_table_data(request: web.Request, inputs: TableInputs) -> web.Respo
         raise TableNotFound(
             f"table {table.local_name!r} is registered but no longer exists in database {database.local_name!r}"
         )
+    shown = state.limits(hash_user_token(state.token_salt, request[USER_TOKEN]), table.address).columns
+    if shown is not None:  # a grant of some columns describes those only
+        columns = [column for column in columns if column.name in shown]
     return success(
         {
             "TableData": {
@@ -138,7 +141,8 @@ def _granted_table(state: RegistryState, identification: TableAddress | str | No
         table: TableRecord | None = find_table(state, identification)
     except TableNotFound:
         table = None
-    if table is None or table.address not in state.grants.get(hash_user_token(state.token_salt, token), frozenset()):
+    # An expired grant is as if it were not there: the same refusal, worded alike.
+    if table is None or table.address not in state.live_grants(hash_user_token(state.token_salt, token)):
         if isinstance(identification, TableAddress):
             asked = f"{identification.folder}.{identification.table} of database {identification.database!r}"
         else:
@@ -167,7 +171,8 @@ TABLE_DATA = Component(
                 "columns": {
                     "type": "object",
                     "additionalProperties": {"type": "string"},
-                    "description": "Column name to type name (format_type), in ordinal order.",
+                    "description": "Column name to type name (format_type), in ordinal order; a grant of some "
+                    "columns shows those only.",
                 },
                 "database_name": TEXT,
                 "folder_name": TEXT,

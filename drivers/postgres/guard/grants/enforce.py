@@ -41,15 +41,17 @@ class NarrowedQuery:
     read are found there (the rewrite only copies the original's conditions)."""
 
 
-def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, narrowing: Narrowing) -> NarrowedQuery:
-    """The guard for a token with ``narrowing``; raises ``QueryRejected``/``QueryFailed`` as ``check_query`` does."""
+def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, narrowing: Narrowing,
+                   parameters: tuple[str | None, ...] = ()) -> NarrowedQuery:
+    """The guard for a token with ``narrowing``, with the values of ``$1``..``$n`` where the query has them;
+    raises ``QueryRejected``/``QueryFailed`` as ``check_query`` does."""
     seen = narrowed_policy(policy, narrowing)
-    parsed = check_query(sql, granted, seen)
+    parsed = check_query(sql, granted, seen, parameters)
     key = narrowing_key({r: g for r, g in narrowing.items() if r in parsed.relations})
     if not key:
         return NarrowedQuery(parsed, (), parsed)
     rewritten, edits = _rewrite(sql, seen, key)
-    final = check_query(rewritten, granted, policy)
+    final = check_query(rewritten, granted, policy, parameters)
     _verify(rewritten, policy, key)
     return NarrowedQuery(attrs.evolve(final, fingerprint=parsed.fingerprint), edits, parsed)
 
