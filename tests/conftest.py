@@ -13,13 +13,7 @@ from typing import Any
 import psycopg2
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-
 from console_page import chromium, open_page  # noqa: F401  (the console's browser fixtures)
-from drivers.postgres.guard.model.catalog import CATALOG_SQL
-from drivers.postgres.guard.policy import GuardPolicy
-from drivers.postgres.guard.process import PolicySource
-from gateway.web.app import create_app, server_options
-from gateway.observability.log_stream import CapturedLog
 from gateway_processes import GatewayProcess, alive, children
 from guard_schema import GUARD_SCHEMA_SQL
 from openapi_contract import ContractCheckedClient
@@ -35,6 +29,12 @@ from support import (
     server_parameters,
 )
 from tcp_proxy import HangingProxy
+
+from drivers.postgres.guard.model.catalog import CATALOG_SQL
+from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.process import PolicySource
+from gateway.observability.log_stream import CapturedLog
+from gateway.web.app import create_app, server_options
 
 CLOSE_TIMEOUT_SECONDS = 60.0
 """How long closing one test gateway (its server, pools and registry follower) may take."""
@@ -186,15 +186,19 @@ async def shop(request: pytest.FixtureRequest, gateway: TestClient, shop_databas
 
     The module's ``SHOP_NAME`` is the local database name (default "shop"), its ``SHOP_REGISTRATION`` the
     AddDatabase parameters that differ from the test server's (a password, a role), and its ``SHOP_GRANTS``
-    maps each token to the local table names granted to it (default: none).
+    maps each token to the local table names granted to it (default: none); a ``(name, inputs)`` pair in
+    place of a name grants with GrantTableAccess's further inputs (``columns``, ``row_filter``, ...).
     """
     module = request.module
     name = getattr(module, "SHOP_NAME", "shop")
     await register_database(gateway, name, shop_database, **getattr(module, "SHOP_REGISTRATION", {}))
-    grants: Mapping[str, Iterable[str]] = getattr(module, "SHOP_GRANTS", {})
+    grants: Mapping[str, Iterable[str | tuple[str, Mapping[str, str]]]] = getattr(module, "SHOP_GRANTS", {})
     for token, tables in grants.items():
         for table in tables:
-            await grant(gateway, token, table)
+            if isinstance(table, str):
+                await grant(gateway, token, table)
+            else:
+                await grant(gateway, token, table[0], **table[1])
     return gateway
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
-from support import admin_headers, register_database, success_of, user_headers
+from support import admin_headers, success_of, user_headers
 
 SHOP_SQL = """
 CREATE TABLE public.accounts (id integer PRIMARY KEY, tenant integer NOT NULL, balance integer NOT NULL,
@@ -42,14 +42,16 @@ ACCOUNTS = "shop_public_accounts"
 VISIBLE = ["id", "balance", "note"]
 FILTER = "tenant = 42"
 
-async def furnish(gateway: TestClient, shop_database: str) -> TestClient:
-    """The gateway with database "shop"; TOKEN holds narrowed grants of accounts, parent and ledger, and branches."""
-    await register_database(gateway, "shop", shop_database)
-    await granted(gateway, TOKEN, ACCOUNTS, columns=",".join(VISIBLE), row_filter=FILTER)
-    await granted(gateway, TOKEN, "shop_public_parent", columns="id", row_filter=FILTER)
-    await granted(gateway, TOKEN, "shop_public_ledger", columns="id", row_filter=FILTER)
-    await granted(gateway, TOKEN, "shop_public_branches")
-    return gateway
+SHOP_GRANTS = {
+    TOKEN: [
+        (ACCOUNTS, {"columns": ",".join(VISIBLE), "row_filter": FILTER}),
+        ("shop_public_parent", {"columns": "id", "row_filter": FILTER}),
+        ("shop_public_ledger", {"columns": "id", "row_filter": FILTER}),
+        "shop_public_branches",
+    ],
+}
+"""TOKEN's grants in database "shop" (conftest.py's ``shop`` fixture): narrowed grants of accounts, parent and
+ledger, and branches whole."""
 
 
 async def grant_with(client: TestClient, user_token: str, local_table_name: str, **params: str) -> ClientResponse:

@@ -96,10 +96,10 @@ async def register_database(client: TestClient, local_name: str, database: str, 
     return await response.json()
 
 
-async def grant(client: TestClient, user_token: str, local_table_name: str) -> None:
+async def grant(client: TestClient, user_token: str, local_table_name: str, **inputs: str) -> None:
     response = await client.post(
         "/GrantTableAccess/",
-        params={"user_token": user_token, "local_table_name": local_table_name},
+        params={"user_token": user_token, "local_table_name": local_table_name, **inputs},
         headers=admin_headers(),
     )
     assert response.status == 200, await response.text()

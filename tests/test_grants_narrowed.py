@@ -12,13 +12,13 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp.test_utils import TestClient
-from narrowed_shop import (  # noqa: F401  (SHOP_SQL: the module's scratch database, conftest.py's shop_database)
+from narrowed_shop import (  # noqa: F401  (SHOP_SQL, SHOP_GRANTS: conftest.py's shop)
     ACCOUNTS,
     FILTER,
+    SHOP_GRANTS,
     SHOP_SQL,
     TOKEN,
     VISIBLE,
-    furnish,
     get_data,
     grant_with,
     granted,
@@ -38,12 +38,6 @@ from support import (
 
 from gateway.registry.file_format import load_registry
 from gateway.web.keys import REGISTRY
-
-
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" and TOKEN's grants (``narrowed_shop.furnish``)."""
-    return await furnish(gateway, shop_database)
 
 
 async def test_grant_answers_and_listings_show_what_is_granted(shop: TestClient) -> None:

@@ -15,14 +15,14 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp.test_utils import TestClient
-from narrowed_shop import (  # noqa: F401  (SHOP_SQL: the module's scratch database, conftest.py's shop_database)
+from narrowed_shop import (  # noqa: F401  (SHOP_SQL, SHOP_GRANTS: conftest.py's shop)
     ACCOUNTS,
     FILTER,
+    SHOP_GRANTS,
     SHOP_SQL,
     TOKEN,
     VISIBLE,
     WHOLE,
-    furnish,
     get_data,
     granted,
 )
@@ -32,12 +32,6 @@ from drivers.postgres.pool import PostgresPool
 from gateway.contract.driver_protocol import NarrowedGrant
 from gateway.request.auth import hash_user_token
 from gateway.web.keys import POOLS, REGISTRY
-
-
-@pytest.fixture
-async def shop(gateway: TestClient, shop_database: str) -> TestClient:
-    """A gateway with database "shop" and TOKEN's grants (``narrowed_shop.furnish``)."""
-    return await furnish(gateway, shop_database)
 
 
 def _shows_hidden(status: int, text: str) -> bool:
