@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gateway.databases.continuations import Continuations
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.databases.pools import DatabasePools
 from gateway.databases.token_queries import TokenQueryLimiter
@@ -27,6 +28,8 @@ REQUEST_LOG = web.AppKey("request_log", FixedEventLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
+CONTINUATIONS = web.AppKey("continuations", Continuations)
+"""Results held past row_limit for their next pages (``gateway.databases.continuations``)."""
 REQUEST_ID = web.RequestKey("request_id", str)
 """The request's id (``gateway.web.middlewares``), sent back in ``X-Request-Id``."""
 # AUDITOR, LOG_SIBLINGS, LOGGER, METRICS and REQUEST_TASKS are imported above, each from beside its class.

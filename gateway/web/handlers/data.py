@@ -22,7 +22,7 @@ from gateway.observability.metrics import observe_getdata
 from gateway.request.auth import hash_user_token
 from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
-from gateway.web.getdata_body import answer
+from gateway.web.getdata_pages import first_page, next_page
 from gateway.web.keys import CONFIG, POOLS, REGISTRY, TOKEN_QUERIES
 from gateway.web.named_inputs import local_database_name
 from gateway.web.operations import (
@@ -37,7 +37,7 @@ from gateway.web.operations import (
     Served,
     error_answer,
 )
-from gateway.web.parameters import parameter, required_text
+from gateway.web.parameters import optional_text, parameter, required_text
 
 GETDATA_TALLY = web.RequestKey("getdata_tally", GetDataTally)
 """The request's tally (``observe_getdata``), which the handler fills."""
@@ -68,6 +68,16 @@ class QueryInputs:
         body_schema={"type": "string", "enum": FORMAT_NAMES, "description": "Result format; wins over the Accept header."},
     )
     """The ``format`` input as given; ``choose_format`` reads it with the Accept header."""
+    continuation: str | None = parameter(
+        "The continuation token of an answer the row limit cut (its next, or X-Continuation): fetches the next "
+        "row_limit rows of the same result, from the same snapshot, as json or ndjson. Send the same query with "
+        "it. Each token fetches its page once, only with the user token that began the result, until "
+        "continuation_expiry_seconds idle; then 410 continuation_gone.",
+        schema={"type": "string", "maxLength": 200},
+        body_schema={"type": "string", "maxLength": 200, "description": "A continuation token (next)."},
+        reader=optional_text,
+    )
+    """The token of the page to read, or None for a query's first answer."""
 
 
 def _observed(serve: Served) -> Served:
@@ -97,6 +107,8 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if database is not None:
         tally.database = database_name  # metric labels name registered databases only
     token_hash = hash_user_token(state.token_salt, token)
+    if inputs.continuation is not None:
+        return await next_page(request, inputs.continuation, tally, result_format, (token_hash, database_name), query)
     granted = state.granted_refs(token_hash, database_name)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
@@ -106,7 +118,7 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     tally.checked = checked
     # The access-log middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-        return await answer(request, pool.run_query(checked), tally, result_format)
+        return await first_page(request, pool, checked, tally, result_format, (token_hash, database_name), query)
 
 
 OPERATIONS = (
@@ -129,7 +141,11 @@ OPERATIONS = (
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
         "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
-        "answers 422 `result_too_large` (a streamed answer is cut off instead).",
+        "answers 422 `result_too_large` (a streamed answer is cut off instead). "
+        "A JSON or NDJSON answer the row limit cut carries a continuation token (`next`; `X-Continuation` when "
+        "sent whole) while the gateway holds the rest of the result: GetData with `continuation` and the same "
+        "query reads the next page from the same snapshot; a token fetches its page once, with its user token "
+        "only, while the token still has the query's tables granted (else 403), until it expires (410).",
         inputs=QueryInputs,
         body=True,
         answers={200: GETDATA_ANSWER},
@@ -158,6 +174,12 @@ OPERATIONS = (
             ),
             DATABASE_UNAVAILABLE,
             error_answer("QueryTimeout", "The query ran past the statement time limit", errors.QueryTimeout),
+            error_answer(
+                "ContinuationGone",
+                "The continuation token's result is not open: unknown (or another token's), its page read already, "
+                "expired, closed to make room for another query of the token, or closed at shutdown",
+                errors.ContinuationGone,
+            ),
         ),
         around=_observed,
     ),
