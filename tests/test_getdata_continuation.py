@@ -16,6 +16,7 @@ import json
 import socket
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,15 @@ from aiohttp.test_utils import TestClient
 
 from gateway.databases.continuations import EXPIRED, MADE_ROOM, READ_ALREADY, REVOKED, UNKNOWN
 
+from support import (
+    ADMIN_TOKEN,
+    call_process,
+    free_port,
+    register_in_process,
+    start_gateway_process,
+    stop_process,
+    wait_until_listening,
+)
 from support import GatewayFactory, admin_headers, database_from, error_of, grant, register_database, run_sql, user_headers, wait_until
 
 TOKEN = "continuation-reader-token-1"
@@ -227,3 +237,42 @@ async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: 
     await wait_until(lambda: _held_backends(database) == 0, 10, "the abandoned page's result closed")
     gone = await _get(client, HUGE, continuation=token)
     assert gone.status == 410
+
+
+def _process_page(port: int, query: str, **params: str) -> tuple[int, Any]:
+    """One GetData on a new connection (so the kernel may hand it to either worker); (status, JSON)."""
+    return call_process(
+        port, "GET", "/GetData", params={"local_database_name": "shop", "query": query, **params},
+        headers={"user_token": TOKEN},
+    )
+
+
+def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp_path: Path, database: str) -> None:
+    port = free_port()
+    process = start_gateway_process(
+        tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2",
+        DBGATEWAY_ROW_LIMIT=str(LIMIT), DBGATEWAY_LOG_LEVEL="info",
+    )
+    try:
+        wait_until_listening(process, port)
+        register_in_process(port, "shop", database, TOKEN)
+        expected = sorted(run_sql(database, ITEMS))
+        forwarded = 0
+        for _ in range(10):  # until a page went to the other worker; each try has about even odds
+            read: list[tuple[int, str]] = []
+            status, body = _process_page(port, ITEMS)
+            while True:
+                assert status == 200, body
+                read += [(row["id"], row["note"]) for row in body[0]["data"]]
+                if "next" not in body[0]:
+                    break
+                status, body = _process_page(port, ITEMS, continuation=body[0]["next"])
+            assert sorted(read) == expected
+            status, logs = call_process(port, "GET", "/Logs/", params={"level": "info"}, headers={"admin_token": ADMIN_TOKEN})
+            forwarded = logs[0]["logs"].count('"continuation_forwarded"')
+            if forwarded:
+                break
+        assert forwarded, "no page reached the worker that did not hold its result in 10 readings"
+    finally:
+        stop_process(process)
+    assert _held_backends(database) == 0

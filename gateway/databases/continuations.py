@@ -66,6 +66,14 @@ REVOKED = "this continuation was closed: its token lost a grant the query reads"
 FAILED = "this continuation was closed when one of its pages failed or was not read to its end; run the query again"
 
 
+class HeldElsewhere(Exception):
+    """A real token (its MAC holds) of a result another worker process holds: forward the request there."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(pid)
+        self.pid = pid
+
+
 @attrs.define(eq=False)
 class Continuation:
     """One held result and what its next page is checked against."""
@@ -142,9 +150,11 @@ class Continuations:
         if not hmac.compare_digest(mac, _mac(payload, token_hash)):
             raise ContinuationGone(UNKNOWN)  # altered, forged, or another token's: as unknown, no oracle
         result_id, page, pid = _LAYOUT.unpack(payload)
+        if pid != self._pid:
+            raise HeldElsewhere(pid)
         entry = self._open.get(result_id)
         if entry is None or entry.key != (token_hash, database):
-            raise ContinuationGone(self._ended.get(result_id, UNKNOWN) if pid == self._pid else UNKNOWN)
+            raise ContinuationGone(self._ended.get(result_id, UNKNOWN))
         if page != entry.page or entry.busy:
             raise ContinuationGone(READ_ALREADY)
         if not hmac.compare_digest(entry.query_digest, hashlib.sha256(query.encode()).digest()):

@@ -16,11 +16,12 @@ from __future__ import annotations
 from aiohttp import web
 
 from gateway.contract.driver_protocol import CheckedQuery, DatabasePool, QueryResult
-from gateway.databases.continuations import FAILED, REVOKED, Continuation, Continuations
+from gateway.databases.continuations import FAILED, REVOKED, Continuation, Continuations, HeldElsewhere
 from gateway.errors import AccessDenied, BadRequest
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.results.result_formats import ResultFormat
 from gateway.web.getdata_body import answer
+from gateway.web.getdata_forward import forward
 from gateway.web.keys import CONFIG, CONTINUATIONS, LOGGER, REGISTRY
 
 
@@ -105,7 +106,10 @@ async def next_page(
     app = request.app
     continuations = app[CONTINUATIONS]
     token_hash, database = key
-    entry = continuations.take(continuation, token_hash, database, query)  # 400 or 410
+    try:
+        entry = continuations.take(continuation, token_hash, database, query)  # 400 or 410
+    except HeldElsewhere as elsewhere:  # workers > 1: the sibling that holds it answers
+        return await forward(request, elsewhere.pid)
     tally.checked = entry.checked
     state = app[REGISTRY].state
     # Grants are checked again on every page: a token that lost a table the query reads reads no further.
