@@ -55,6 +55,18 @@ def small_query_figures(runs: dict[str, list[LoadResult]]) -> list[dict[str, Any
     return figures
 
 
+def continuation_lines(continuation: dict[str, Any] | None) -> list[str]:
+    """The large table read through continuation pages: its row of the large-result table."""
+    if continuation is None:
+        return []
+    pages = continuation["pages"]
+    return [
+        f"| GetData, {pages['pages']} continuation pages of {continuation['page_rows']:,} (NDJSON, parsed, "
+        f"{pages['rows_inserted_between_pages']} rows inserted between pages; same rows as COPY: "
+        f"{pages['same_rows_as_copy']}) | {pages['rows_per_second']:.0f} | {pages['seconds']:.2f} | |"
+    ]
+
+
 def large_result_figures(
     copies: list[StreamResult], getdatas: list[StreamResult], idle_kib: int, peak_kib: int, peak_was_reset: bool
 ) -> dict[str, Any]:
@@ -158,6 +170,7 @@ def render_table(results: dict[str, Any]) -> str:
         f"| psql COPY TO STDOUT | {large['psql_copy']['rows_per_second']:.0f} | {large['psql_copy']['seconds']:.2f} | |",
         f"| GetData (chunked) | {large['getdata']['rows_per_second']:.0f} | {large['getdata']['seconds']:.2f} | "
         f"{large['getdata']['body_bytes'] / 2**20:.0f} |",
+        *continuation_lines(results.get("continuation")),
         "",
         f"GetData/COPY row rate: {large['ratio_getdata_to_copy']:.3f} {_mark(targets['large_ratio'])}",
         f"Gateway peak memory growth over idle ({large['gateway_idle_rss_mib']} MiB): "

@@ -38,6 +38,7 @@ from typing import Any
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
 from bench.guard_cost import guard_cost
+from bench.continuation_pages import measure_continuation
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
 from bench.report import (
@@ -65,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the gateway's workers setting (default: one per CPU, %(default)s here)",
     )  # fmt: skip
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where the JSON results go")
+    parser.add_argument(
+        "--continuation-only", action="store_true",
+        help="only psql COPY, one streamed GetData and the table read through continuation pages (about a minute)",
+    )  # fmt: skip
     parser.add_argument(
         "--guard-only", action="store_true",
         help="only the SQL guard's cost over the query sets, today beside before issue 19 (about 20 s)",
@@ -180,6 +185,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
     finally:
         for process in servers:
             process.stop()
+    _step(f"the {rows:,}-row table through continuation pages, checked against COPY")
+    continuation = measure_continuation(server, database, rows, work_dir)
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
     small = small_query_figures(runs)
@@ -187,6 +194,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "gateway": {"workers": arguments.workers, "log_level": "info (the default), written to a file"},
         "small_queries": small,
         "large_result": large,
+        "continuation": continuation,
         "small_queries_while_streaming": mixed.as_dict(),
         "small_queries_beside_large_texts": texts.as_dict(),
         "guard_cost": guard,
@@ -197,6 +205,35 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
 def _stop_on_sigterm(signum: int, frame: object) -> None:
     # SystemExit unwinds through the finally blocks: the gateway stops and the database is dropped.
     raise SystemExit(128 + signum)
+
+
+def continuation_only(arguments: argparse.Namespace) -> int:
+    """``--continuation-only``: COPY, one streamed GetData and the continuation pages, printed (nothing written)."""
+    server = Server.from_environment()
+    _step(f"creating the scratch database with {arguments.rows:,} rows")
+    database = create_scratch_database(server, arguments.rows)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+            gateway = GatewayProcess(Path(folder) / "whole", row_limit=arguments.rows, workers=1)
+            try:
+                gateway.register(server, database.name)
+                copy = time_copy(server, database.name, arguments.rows)
+                streamed = asyncio.run(time_getdata(gateway))
+            finally:
+                gateway.stop()
+            continuation = measure_continuation(server, database.name, arguments.rows, Path(folder))
+    finally:
+        drop_scratch_database(server, database.name)
+    pages = continuation["pages"]
+    print(f"psql COPY TO STDOUT:      {copy.rows_per_second:10.0f} rows/s ({copy.seconds:.2f} s)")
+    print(f"GetData, one stream:      {streamed.rows_per_second:10.0f} rows/s ({streamed.seconds:.2f} s)")
+    print(
+        f"GetData, {pages['pages']} pages of {continuation['page_rows']:,}: {pages['rows_per_second']:10.0f} rows/s "
+        f"({pages['seconds']:.2f} s, client CPU {pages['client_cpu_seconds']} s, "
+        f"{pages['rows_inserted_between_pages']} rows inserted between pages, same rows as COPY: "
+        f"{pages['same_rows_as_copy']})"
+    )
+    return 0
 
 
 def guard_only(arguments: argparse.Namespace) -> int:
@@ -212,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     if arguments.guard_only:
         return guard_only(arguments)
+    if arguments.continuation_only:
+        return continuation_only(arguments)
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)

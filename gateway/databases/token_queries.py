@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from gateway.contract.driver_protocol import lingering_reported_to
 from gateway.contract.waiting import wait_at_most
@@ -78,6 +78,12 @@ class TokenQueryLimiter:
                 self._give_back(key)
 
         return give_back
+
+    @contextlib.contextmanager
+    def lingering_counted(self, key: QueryKey) -> Iterator[None]:
+        """A page of a held result (which holds its turn already): a backend it leaves running still counts."""
+        with lingering_reported_to(lambda gone: self._count_until(key, gone)):
+            yield
 
     async def _take(self, key: QueryKey) -> None:
         queue = self._queues.setdefault(key, _Queue())

@@ -47,7 +47,7 @@ from gateway.observability.log_sharing import share_logs
 from gateway.observability.log_stream import flush_held_lines
 from gateway.process.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
 from gateway.settings.config import GatewayConfig
-from gateway.web.getdata_forward import bind_http_socket, http_socket_path
+from gateway.web.getdata_forward import http_socket_path, serve_forwarded
 from gateway.web.keys import LOG_RING
 
 STARTUP_GRACE_SECONDS = 2.0
@@ -171,7 +171,7 @@ class WorkerSupervisor:
             app = self._build_app(self._config)
             share_logs(app, app[LOG_RING], self._runtime_folder)
             # Siblings forward the continuations of results this worker holds to its private socket.
-            private = bind_http_socket(self._runtime_folder, os.getpid())
+            private = serve_forwarded(app, self._runtime_folder)
             code = serve(app, self._config, [*sockets, private])
         except BaseException as error:  # noqa: BLE001 - a worker must never fall back into the parent's loop
             print(f"dbgateway worker {os.getpid()}: {error!r}", file=sys.stderr)

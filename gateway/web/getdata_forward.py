@@ -15,7 +15,9 @@ Both workers log and audit the request; the sibling's entry has the rows.
 
 from __future__ import annotations
 
+import os
 import socket
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -36,8 +38,20 @@ def http_socket_path(folder: Path, pid: int) -> Path:
     return folder / f"{pid}{HTTP_SOCKET_SUFFIX}"
 
 
-def bind_http_socket(folder: Path, pid: int) -> socket.socket:
-    """The worker's private socket (mode 0600 inside the 0700 folder) that siblings forward continuations to."""
+def serve_forwarded(app: web.Application, folder: Path) -> socket.socket:
+    """Bind the worker's private socket (mode 0600 inside the 0700 folder), to be served beside the port, and
+    remove it when ``app`` stops (before the log socket's clean-up, which removes the folder when last out)."""
+    bound = _bind_http_socket(folder, os.getpid())
+
+    async def remove_socket(_: web.Application) -> AsyncIterator[None]:
+        yield
+        http_socket_path(folder, os.getpid()).unlink(missing_ok=True)
+
+    app.cleanup_ctx.append(remove_socket)
+    return bound
+
+
+def _bind_http_socket(folder: Path, pid: int) -> socket.socket:
     path = http_socket_path(folder, pid)
     path.unlink(missing_ok=True)
     bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

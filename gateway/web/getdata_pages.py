@@ -22,7 +22,7 @@ from gateway.observability.getdata_tally import GetDataTally
 from gateway.results.result_formats import ResultFormat
 from gateway.web.getdata_body import answer
 from gateway.web.getdata_forward import forward
-from gateway.web.keys import CONFIG, CONTINUATIONS, LOGGER, REGISTRY
+from gateway.web.keys import CONFIG, CONTINUATIONS, LOGGER, REGISTRY, TOKEN_QUERIES
 
 
 class _FirstPage:
@@ -119,7 +119,9 @@ async def next_page(
         raise AccessDenied("access denied: this token no longer has every table the query reads granted")
     holding = _NextPage(continuations, entry)
     try:
-        response = await answer(request, entry.held.next_page(app[CONFIG].row_limit), tally, result_format, holding)
+        with app[TOKEN_QUERIES].lingering_counted(key):
+            running = entry.held.next_page(app[CONFIG].row_limit)
+            response = await answer(request, running, tally, result_format, holding)
     except BaseException:
         await continuations.close(entry, FAILED)
         raise
