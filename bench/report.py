@@ -59,11 +59,13 @@ def continuation_lines(continuation: dict[str, Any] | None) -> list[str]:
     """The large table read through continuation pages: its row of the large-result table."""
     if continuation is None:
         return []
-    pages = continuation["pages"]
+    pages, checked = continuation["pages"], continuation["checked"]
     return [
-        f"| GetData, {pages['pages']} continuation pages of {continuation['page_rows']:,} (NDJSON, parsed, "
-        f"{pages['rows_inserted_between_pages']} rows inserted between pages; same rows as COPY: "
-        f"{pages['same_rows_as_copy']}) | {pages['rows_per_second']:.0f} | {pages['seconds']:.2f} | |"
+        f"| GetData, {pages['pages']} continuation pages of {continuation['page_rows']:,} | "
+        f"{pages['rows_per_second']:.0f} | {pages['seconds']:.2f} | {pages['body_bytes'] / 2**20:.0f} |",
+        f"| the same pages as NDJSON, parsed, {checked['rows_inserted_between_pages']} rows inserted between "
+        f"pages; same rows as COPY: {checked['same_rows_as_copy']} | {checked['rows_per_second']:.0f} | "
+        f"{checked['seconds']:.2f} | |",
     ]
 
 

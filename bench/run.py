@@ -224,14 +224,17 @@ def continuation_only(arguments: argparse.Namespace) -> int:
             continuation = measure_continuation(server, database.name, arguments.rows, Path(folder))
     finally:
         drop_scratch_database(server, database.name)
-    pages = continuation["pages"]
-    print(f"psql COPY TO STDOUT:      {copy.rows_per_second:10.0f} rows/s ({copy.seconds:.2f} s)")
-    print(f"GetData, one stream:      {streamed.rows_per_second:10.0f} rows/s ({streamed.seconds:.2f} s)")
+    pages, checked = continuation["pages"], continuation["checked"]
+    print(f"psql COPY TO STDOUT:           {copy.rows_per_second:10.0f} rows/s ({copy.seconds:.2f} s)")
+    print(f"GetData, one streamed answer:  {streamed.rows_per_second:10.0f} rows/s ({streamed.seconds:.2f} s)")
     print(
-        f"GetData, {pages['pages']} pages of {continuation['page_rows']:,}: {pages['rows_per_second']:10.0f} rows/s "
-        f"({pages['seconds']:.2f} s, client CPU {pages['client_cpu_seconds']} s, "
-        f"{pages['rows_inserted_between_pages']} rows inserted between pages, same rows as COPY: "
-        f"{pages['same_rows_as_copy']})"
+        f"GetData, {pages['pages']} continuation pages:  {pages['rows_per_second']:10.0f} rows/s "
+        f"({pages['seconds']:.2f} s, {continuation['page_rows']:,} rows each)"
+    )
+    print(
+        f"checked pass (NDJSON parsed):  {checked['rows_per_second']:10.0f} rows/s ({checked['seconds']:.2f} s, "
+        f"client CPU {checked['client_cpu_seconds']} s, {checked['rows_inserted_between_pages']} rows inserted "
+        f"between pages, same rows as COPY: {checked['same_rows_as_copy']})"
     )
     return 0
 
