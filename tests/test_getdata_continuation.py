@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from gateway.web.keys import CONTINUATIONS
 from gateway.databases.continuations import EXPIRED, MADE_ROOM, READ_ALREADY, REVOKED, UNKNOWN
 
 from support import (
@@ -235,6 +236,8 @@ async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: 
     assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
     writer.close()  # mid-page: the rest of the streamed page is never read
     await wait_until(lambda: _held_backends(database) == 0, 10, "the abandoned page's result closed")
+    # ... and forgotten by the gateway, its token's turn given back (not only its connection, by the driver).
+    await wait_until(lambda: client.server.app[CONTINUATIONS].count == 0, 10, "the held result forgotten")
     gone = await _get(client, HUGE, continuation=token)
     assert gone.status == 410
 
