@@ -21,11 +21,10 @@ import re
 import resource
 import subprocess
 import time
-from pathlib import Path
-from typing import Any
-
 import urllib.parse
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 import orjson
 

@@ -35,10 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.continuation_pages import measure_continuation
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
 from bench.guard_cost import guard_cost
-from bench.continuation_pages import measure_continuation
 from bench.large_results import small_queries_while_streaming, time_copy, time_getdata
 from bench.large_texts import large_texts_beside_small_queries
 from bench.report import (

@@ -21,20 +21,27 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
-
-from gateway.web.keys import CONTINUATIONS
-from gateway.databases.continuations import EXPIRED, MADE_ROOM, READ_ALREADY, REVOKED, UNKNOWN
-
 from support import (
     ADMIN_TOKEN,
+    GatewayFactory,
+    admin_headers,
     call_process,
+    database_from,
+    error_of,
     free_port,
+    grant,
+    register_database,
     register_in_process,
+    run_sql,
     start_gateway_process,
     stop_process,
+    user_headers,
+    wait_until,
     wait_until_listening,
 )
-from support import GatewayFactory, admin_headers, database_from, error_of, grant, register_database, run_sql, user_headers, wait_until
+
+from gateway.databases.continuations import EXPIRED, MADE_ROOM, READ_ALREADY, REVOKED, UNKNOWN
+from gateway.web.keys import CONTINUATIONS
 
 TOKEN = "continuation-reader-token-1"
 OTHER = "continuation-other-token-22"

@@ -124,6 +124,10 @@ def _csv_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
         raise _unwritable(error) from error
 
 
+def _csv_tail(row_count: int, truncated: bool, next_token: str | None = None) -> bytes:
+    return b""  # CSV has no place for counts nor a token: the handler sends them as headers, or refuses (422)
+
+
 def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
     return (",".join(_csv_field(column.name) for column in columns) + "\r\n").encode()
 
@@ -166,7 +170,7 @@ CSV = ResultFormat(
     media_types=(CSV_CONTENT_TYPE,),
     head=_csv_head,
     encoding=RowEncoding(encode=_csv_rows, separator=b""),
-    tail=lambda row_count, truncated, next_token=None: b"",
+    tail=_csv_tail,
     ends_with_counts=False,
 )
 NDJSON = ResultFormat(
