@@ -286,3 +286,21 @@ def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp
     finally:
         stop_process(process)
     assert _held_backends(database) == 0
+
+
+async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory, database: str) -> None:
+    client = await _gateway(make_gateway, database)
+    read: list[int] = []
+    continuation: str | None = None
+    while True:
+        params = {"local_database_name": "shop", "query": ITEMS}
+        if continuation is not None:
+            params["continuation"] = continuation
+        response = await client.get("/GetData/ndjson", params=params, headers=user_headers(TOKEN))
+        assert response.status == 200, await response.text()
+        lines = [json.loads(line) for line in (await response.text()).splitlines()]
+        read += [row["id"] for row in lines[:-1]]
+        continuation = lines[-1].get("next")
+        if continuation is None:
+            break
+    assert sorted(read) == [row_id for (row_id,) in run_sql(database, "SELECT id FROM public.items ORDER BY id")]

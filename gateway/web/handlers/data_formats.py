@@ -35,11 +35,18 @@ class FixedFormatInputs:
     """The database the query runs in."""
     query: str = attrs.field(metadata=attrs.fields(QueryInputs).query.metadata)
     """The SQL text, declared as GetData declares it."""
+    continuation: str | None = attrs.field(metadata=attrs.fields(QueryInputs).continuation.metadata, default=None)
+    """A continuation token, declared as GetData declares it (``/GetData/csv`` refuses one: 400)."""
 
 
 def _in_format(name: str) -> Handler:
     async def answer_in_format(request: web.Request, inputs: FixedFormatInputs) -> web.StreamResponse:
-        fixed = QueryInputs(local_database_name=inputs.local_database_name, query=inputs.query, format=name)
+        fixed = QueryInputs(
+            local_database_name=inputs.local_database_name,
+            query=inputs.query,
+            format=name,
+            continuation=inputs.continuation,
+        )
         return await get_data(request, fixed)
 
     return answer_in_format
