@@ -304,3 +304,12 @@ async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory,
         if continuation is None:
             break
     assert sorted(read) == [row_id for (row_id,) in run_sql(database, "SELECT id FROM public.items ORDER BY id")]
+
+
+async def test_half_of_the_pool_at_most_is_held_for_continuations(make_gateway: GatewayFactory, database: str) -> None:
+    client = await _gateway(make_gateway, database, pool_max_size=2)
+    assert "next" in (await _page(client, ITEMS))["counts"]
+    response = await _get(client, ITEMS, OTHER)  # another token: its own turns are free, the pool's half is not
+    body = (await response.json())[0]
+    assert body["truncated"] is True and "next" not in body
+    assert _held_backends(database) == 1

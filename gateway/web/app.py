@@ -127,6 +127,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[CONTINUATIONS] = Continuations(
         app[TOKEN_QUERIES],
         limit=config.continuation_limit,
+        per_database=max(1, config.pool_max_size // 2),
         expiry_seconds=config.continuation_expiry_seconds,
         logger=logger,
     )

@@ -34,8 +34,8 @@ class _FirstPage:
         self.entry: Continuation | None = None
 
     def __call__(self, result: QueryResult) -> str | None:
-        if not self._continuations.has_room():
-            return None  # continuation_limit reached: the answer is cut without a token, as before continuations
+        if not self._continuations.has_room(self._opening[1]):
+            return None  # a bound reached: the answer is cut without a token, as before continuations
         hold = getattr(result, "hold", None)
         held = hold() if hold is not None else None
         if held is None:
