@@ -11,8 +11,10 @@ it. ``Continuations`` holds them:
   ``token_query_limit``; a query of the token that finds its turns all taken,
   some by idle held results, closes the oldest idle one (``make_room``) instead
   of waiting, and that one's token answers 410 saying so;
-- in all: at most ``continuation_limit`` held at once in the process; a cut
-  answer past that carries no token (it is cut, as without continuations);
+- in all: at most ``continuation_limit`` held at once in the process, and at
+  most half of ``pool_max_size`` (at least 1) per database, so idle held
+  results of several tokens never take a whole pool from the others; a cut
+  answer past either carries no token (it is cut, as without continuations);
 - in time: one idle for ``continuation_expiry_seconds`` is closed by a timer;
   shutdown closes them all (the app's clean-up), a failed or abandoned page
   (the client went away) closes its own.
@@ -101,8 +103,11 @@ class Continuation:
 class Continuations:
     """The held results of this process, by result id."""
 
-    def __init__(self, limiter: TokenQueryLimiter, *, limit: int, expiry_seconds: float, logger: Any) -> None:
+    def __init__(
+        self, limiter: TokenQueryLimiter, *, limit: int, per_database: int, expiry_seconds: float, logger: Any
+    ) -> None:
         self.limit = limit
+        self.per_database = per_database
         self.expiry_seconds = expiry_seconds
         self._limiter = limiter
         self._logger = logger
@@ -116,8 +121,11 @@ class Continuations:
         """Held results open now (a metric reads it)."""
         return len(self._open)
 
-    def has_room(self) -> bool:
-        return len(self._open) < self.limit
+    def has_room(self, database: str) -> bool:
+        """Whether one more result may be held, in all and on ``database``."""
+        if len(self._open) >= self.limit:
+            return False
+        return sum(1 for entry in self._open.values() if entry.key[1] == database) < self.per_database
 
     def open(self, token_hash: str, database: str, query: str, checked: CheckedQuery, held: HeldResult) -> Continuation:
         """Register a result just held, busy while its first answer is sent; it takes a turn of its token."""
