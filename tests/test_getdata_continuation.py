@@ -60,6 +60,12 @@ ITEMS = "SELECT id, note FROM public.items"
 WIDE = "SELECT id, note FROM public.wide"
 HUGE = "SELECT id, note FROM public.huge"
 """Pages of 8 MB: more than the sockets' buffers take, so a client that leaves mid-page is seen leaving."""
+TYPED = (
+    "SELECT i.id, i.id * 1.25::numeric AS amount, timestamp '2024-01-01' + i.id * interval '1 hour' AS at, "
+    "jsonb_build_object('g', i.id, 'tags', jsonb_build_array('t' || i.id)) AS doc, ARRAY[i.id, i.id + 1] AS pair, "
+    "interval '1 minute' * i.id AS span FROM public.items AS i ORDER BY i.id"
+)
+"""Columns that psycopg2 casts in Python (numeric, timestamp, jsonb, arrays, interval): later batches come as text."""
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +75,7 @@ def database() -> Iterator[str]:
 
 
 async def _gateway(make_gateway: GatewayFactory, database: str, **settings: Any) -> TestClient:
-    client = await make_gateway(row_limit=LIMIT, **settings)
+    client = await make_gateway(**{"row_limit": LIMIT, **settings})
     await register_database(client, "shop", database)
     for token in (TOKEN, OTHER):
         for table in ("shop_public_items", "shop_public_wide", "shop_public_huge"):
@@ -313,3 +319,25 @@ async def test_half_of_the_pool_at_most_is_held_for_continuations(make_gateway: 
     body = (await response.json())[0]
     assert body["truncated"] is True and "next" not in body
     assert _held_backends(database) == 1
+
+
+async def test_every_type_reads_the_same_through_pages_as_in_one_answer(
+    make_gateway: GatewayFactory, database: str, tmp_path: Path
+) -> None:
+    """Pages of several small batches each: the casts of later batches (as text, cast after the next FETCH)
+    carry across pages; the values are those of one answer of the whole result."""
+    whole = await _gateway(make_gateway, database, row_limit=100_000, data_dir=tmp_path / "whole")
+    response = await _get(whole, TYPED)
+    expected = (await response.json())[0]["data"]
+    paged = await _gateway(make_gateway, database, fetch_batch_size=7)
+    read: list[Any] = []
+    continuation: str | None = None
+    while True:
+        params = {} if continuation is None else {"continuation": continuation}
+        response = await _get(paged, TYPED, **params)
+        body = (await response.json())[0]
+        read += body["data"]
+        continuation = body.get("next")
+        if continuation is None:
+            break
+    assert read == expected
