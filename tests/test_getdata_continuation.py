@@ -28,6 +28,7 @@ from support import (
     call_process,
     database_from,
     error_of,
+    eventually,
     free_port,
     grant,
     register_database,
@@ -103,6 +104,10 @@ async def _page(client: TestClient, query: str, result_format: str = "json", **p
         rows = [(row["id"], row["note"]) for row in lines[:-1]]
         counts = lines[-1]
     return {"rows": rows, "counts": counts, "header": response.headers.get("X-Continuation")}
+
+
+def _backends(database: str) -> int:
+    return run_sql(None, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,))[0][0]
 
 
 def _held_backends(database: str) -> int:
@@ -233,7 +238,7 @@ async def test_shutdown_releases_held_results(make_gateway: GatewayFactory, data
     assert "next" in (await _page(client, ITEMS))["counts"]
     assert _held_backends(database) == 1
     await asyncio.wait_for(client.close(), 10)
-    assert run_sql(None, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,))[0][0] == 0
+    await wait_until(lambda: _backends(database) == 0, 10, "no backend left after the gateway stopped")
 
 
 async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: GatewayFactory, database: str) -> None:
@@ -289,9 +294,13 @@ def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp
             if forwarded:
                 break
         assert forwarded, "no page reached the worker that did not hold its result in 10 readings"
+        status, body = _process_page(port, ITEMS)  # left held: SIGTERM must release it
+        assert status == 200 and "next" in body[0]
+        assert _held_backends(database) == 1
     finally:
-        stop_process(process)
-    assert _held_backends(database) == 0
+        code, _ = stop_process(process)
+    assert code == 0
+    assert eventually(lambda: _backends(database) == 0, 10), "backends left after SIGTERM"
 
 
 async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory, database: str) -> None:
