@@ -21,6 +21,17 @@ result is run again inside ``BEGIN ... READ ONLY`` so its cursor outlives the
 first batch; ``MultiBatchQueries`` remembers such query texts so that a repeated
 large query goes straight to the explicit transaction.
 
+A result run with ``hold_seconds`` (the gateway may continue it past the row
+limit) that the row limit cuts always lives in the explicit transaction: if the
+one-round-trip attempt was cut, the query runs again there. ``hold`` then keeps
+the connection, the transaction (its snapshot), the cursor and the one row
+beyond the limit past the context's end; ``next_page`` yields the same object
+for the next rows: that row first, then FETCHes on the same cursor, under a new
+statement time limit. A held result's transaction raises its own
+``idle_in_transaction_session_timeout`` past ``hold_seconds`` (the session's is
+a little over the statement time limit); the pool closes its held results when
+it closes.
+
 The statements are SQL text (``DECLARE ...; FETCH ...``) because psycopg2's
 asynchronous connections, which aiopg uses, cannot open named cursors, and
 psycopg2 keeps the result of the last statement of a batch.
