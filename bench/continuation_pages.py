@@ -136,7 +136,12 @@ def measure_continuation(server: Server, database: str, rows: int, work_dir: Pat
     gateway = GatewayProcess(work_dir / "pages", row_limit=page_rows, workers=1)
     try:
         gateway.register(server, database)
+        idle_kib = gateway.resident_kib()
+        peak_was_reset = gateway.reset_peaks()
         timed = time_pages(gateway, LARGE_RESULT_SQL)
+        # Each page keeps a first answer's memory bound: the gateway's peak over idle while the pages streamed.
+        timed["gateway_peak_growth_mib"] = round((gateway.peak_resident_kib() - idle_kib) / 1024, 1)
+        timed["peak_reset_before_run"] = peak_was_reset
         paged = read_pages(gateway, server, database, LARGE_RESULT_SQL)
     finally:
         gateway.stop()

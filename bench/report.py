@@ -63,6 +63,8 @@ def continuation_lines(continuation: dict[str, Any] | None) -> list[str]:
     return [
         f"| GetData, {pages['pages']} continuation pages of {continuation['page_rows']:,} | "
         f"{pages['rows_per_second']:.0f} | {pages['seconds']:.2f} | {pages['body_bytes'] / 2**20:.0f} |",
+        f"| (the gateway's peak memory over idle while the pages streamed: {pages['gateway_peak_growth_mib']} MiB) "
+        "| | | |",
         f"| the same pages as NDJSON, parsed, {checked['rows_inserted_between_pages']} rows inserted between "
         f"pages; same rows as COPY: {checked['same_rows_as_copy']} | {checked['rows_per_second']:.0f} | "
         f"{checked['seconds']:.2f} | |",

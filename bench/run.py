@@ -229,7 +229,8 @@ def continuation_only(arguments: argparse.Namespace) -> int:
     print(f"GetData, one streamed answer:  {streamed.rows_per_second:10.0f} rows/s ({streamed.seconds:.2f} s)")
     print(
         f"GetData, {pages['pages']} continuation pages:  {pages['rows_per_second']:10.0f} rows/s "
-        f"({pages['seconds']:.2f} s, {continuation['page_rows']:,} rows each)"
+        f"({pages['seconds']:.2f} s, {continuation['page_rows']:,} rows each; gateway peak memory "
+        f"{pages['gateway_peak_growth_mib']} MiB over idle)"
     )
     print(
         f"checked pass (NDJSON parsed):  {checked['rows_per_second']:10.0f} rows/s ({checked['seconds']:.2f} s, "
