@@ -294,6 +294,12 @@ def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp
             if forwarded:
                 break
         assert forwarded, "no page reached the worker that did not hold its result in 10 readings"
+        # A forwarded page's answer has one request id, the forwarding worker's, and both workers log it.
+        entries = [json.loads(line) for line in logs[0]["logs"].splitlines() if line]
+        forwards = [entry for entry in entries if entry["event"] == "continuation_forwarded"]
+        request_id = forwards[0]["request_id"]
+        workers = {entry["pid"] for entry in entries if entry.get("request_id") == request_id}
+        assert len(workers) == 2, workers
         status, body = _process_page(port, ITEMS)  # left held: SIGTERM must release it
         assert status == 200 and "next" in body[0]
         assert _held_backends(database) == 1

@@ -25,7 +25,7 @@ from aiohttp import HttpVersion11, web
 
 from gateway.databases.continuations import UNKNOWN
 from gateway.errors import ContinuationGone
-from gateway.web.keys import CONFIG, LOG_SIBLINGS, LOGGER
+from gateway.web.keys import CONFIG, LOG_SIBLINGS, LOGGER, REQUEST_ID
 
 HTTP_SOCKET_SUFFIX = ".http.sock"
 _HOP_BY_HOP = frozenset(
@@ -71,6 +71,7 @@ async def forward(request: web.Request, pid: int) -> web.StreamResponse:
     config = request.app[CONFIG]
     body = await request.read()
     headers = {name: value for name, value in request.headers.items() if name.lower() not in _HOP_BY_HOP}
+    headers["X-Request-Id"] = request[REQUEST_ID]  # both workers' log lines of the request carry one id
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=config.statement_timeout + 5)
     request.app[LOGGER].info("continuation_forwarded", worker_pid=pid)
     connector = aiohttp.UnixConnector(path=str(path))
@@ -84,7 +85,11 @@ async def forward(request: web.Request, pid: int) -> web.StreamResponse:
         async with upstream:
             response = web.StreamResponse(
                 status=upstream.status,
-                headers={name: value for name, value in upstream.headers.items() if name.lower() not in _HOP_BY_HOP},
+                headers={
+                    name: value
+                    for name, value in upstream.headers.items()
+                    if name.lower() not in _HOP_BY_HOP and name.lower() != "x-request-id"  # this worker sets it
+                },
             )
             if upstream.content_length is not None:
                 response.content_length = upstream.content_length
