@@ -60,6 +60,22 @@ def small_query_figures(runs: dict[str, list[LoadResult]]) -> list[dict[str, Any
     return figures
 
 
+def continuation_lines(continuation: dict[str, Any] | None) -> list[str]:
+    """The large table read through continuation pages: its row of the large-result table."""
+    if continuation is None:
+        return []
+    pages, checked = continuation["pages"], continuation["checked"]
+    return [
+        f"| GetData, {pages['pages']} continuation pages of {continuation['page_rows']:,} | "
+        f"{pages['rows_per_second']:.0f} | {pages['seconds']:.2f} | {pages['body_bytes'] / 2**20:.0f} |",
+        f"| (the gateway's peak memory over idle while the pages streamed: {pages['gateway_peak_growth_mib']} MiB) "
+        "| | | |",
+        f"| the same pages as NDJSON, parsed, {checked['rows_inserted_between_pages']} rows inserted between "
+        f"pages; same rows as COPY: {checked['same_rows_as_copy']} | {checked['rows_per_second']:.0f} | "
+        f"{checked['seconds']:.2f} | |",
+    ]
+
+
 def large_result_figures(
     copies: list[StreamResult], getdatas: list[StreamResult], idle_kib: int, peak_kib: int, peak_was_reset: bool
 ) -> dict[str, Any]:
@@ -172,6 +188,7 @@ def render_table(results: dict[str, Any]) -> str:
         f"| psql COPY TO STDOUT | {large['psql_copy']['rows_per_second']:.0f} | {large['psql_copy']['seconds']:.2f} | |",
         f"| GetData (chunked) | {large['getdata']['rows_per_second']:.0f} | {large['getdata']['seconds']:.2f} | "
         f"{large['getdata']['body_bytes'] / 2**20:.0f} |",
+        *continuation_lines(results.get("continuation")),
         "",
         f"GetData/COPY row rate: {large['ratio_getdata_to_copy']:.3f} {_mark(targets['large_ratio'])}",
         f"Gateway peak memory growth over idle ({large['gateway_idle_rss_mib']} MiB): "

@@ -15,7 +15,9 @@ One run, in this order, takes about four minutes:
    while 96 KiB query texts arrive (the event loop's lag read from /metrics);
    then the same point lookup through a grant of 3 columns with a row filter beside
    a whole grant (``narrowed_grants.py``, issue 22; alone: ``--narrowed-only``);
-6. stops the gateway; the SQL guard's cost over the query sets (``guard_cost.py``);
+6. stops the gateway; the 1 000 000-row table read through continuation pages, checked
+   against COPY (``continuation_pages.py``, issue 23; alone: ``--continuation-only``);
+   the SQL guard's cost over the query sets (``guard_cost.py``);
    bound parameters against values spliced into the text, one query shape with
    1 000 different names per round (``bound_parameters.py``, issue 23);
 7. drops the database, writes ``bench/results/<UTC time>.json``
@@ -41,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bound_parameters import bound_against_spliced, render_parameter_lines
+from bench.continuation_pages import measure_continuation
 from bench.dataset import POINT_LOOKUP_SQL, Server, create_scratch_database, drop_scratch_database
 from bench.gateway_process import POOL_MAX_SIZE, GatewayProcess, PassThroughProcess
 from bench.guard_cost import guard_cost
@@ -82,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--narrowed-only", action="store_true",
         help="only the point lookup through a narrowed grant beside a whole grant, one worker (issue 22)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--continuation-only", action="store_true",
+        help="only psql COPY, one streamed GetData and the table read through continuation pages (about a minute)",
     )  # fmt: skip
     parser.add_argument(
         "--guard-only", action="store_true",
@@ -209,6 +216,8 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         for process in servers:
             process.stop()
     narrowed.update(guard_check_cost(server, database))
+    _step(f"the {rows:,}-row table through continuation pages, checked against COPY")
+    continuation = measure_continuation(server, database, rows, work_dir)
     _step("the SQL guard over the query sets, today and before issue 19")
     guard = guard_cost(server, work_dir)
     _step("bound parameters against spliced values: one shape, 1 000 different names per round")
@@ -218,6 +227,7 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
         "gateway": {"workers": arguments.workers, "log_level": "info (the default), written to a file"},
         "small_queries": small,
         "large_result": large,
+        "continuation": continuation,
         "small_queries_while_streaming": mixed.as_dict(),
         "small_queries_beside_large_texts": texts.as_dict(),
         "guard_cost": guard,
@@ -230,6 +240,39 @@ def measure(server: Server, database: str, arguments: argparse.Namespace, work_d
 def _stop_on_sigterm(signum: int, frame: object) -> None:
     # SystemExit unwinds through the finally blocks: the gateway stops and the database is dropped.
     raise SystemExit(128 + signum)
+
+
+def continuation_only(arguments: argparse.Namespace) -> int:
+    """``--continuation-only``: COPY, one streamed GetData and the continuation pages, printed (nothing written)."""
+    server = Server.from_environment()
+    _step(f"creating the scratch database with {arguments.rows:,} rows")
+    database = create_scratch_database(server, arguments.rows)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dbgw_bench_") as folder:
+            gateway = GatewayProcess(Path(folder) / "whole", row_limit=arguments.rows, workers=1)
+            try:
+                gateway.register(server, database.name)
+                copy = time_copy(server, database.name, arguments.rows)
+                streamed = asyncio.run(time_getdata(gateway))
+            finally:
+                gateway.stop()
+            continuation = measure_continuation(server, database.name, arguments.rows, Path(folder))
+    finally:
+        drop_scratch_database(server, database.name)
+    pages, checked = continuation["pages"], continuation["checked"]
+    print(f"psql COPY TO STDOUT:           {copy.rows_per_second:10.0f} rows/s ({copy.seconds:.2f} s)")
+    print(f"GetData, one streamed answer:  {streamed.rows_per_second:10.0f} rows/s ({streamed.seconds:.2f} s)")
+    print(
+        f"GetData, {pages['pages']} continuation pages:  {pages['rows_per_second']:10.0f} rows/s "
+        f"({pages['seconds']:.2f} s, {continuation['page_rows']:,} rows each; gateway peak memory "
+        f"{pages['gateway_peak_growth_mib']} MiB over idle)"
+    )
+    print(
+        f"checked pass (NDJSON parsed):  {checked['rows_per_second']:10.0f} rows/s ({checked['seconds']:.2f} s, "
+        f"client CPU {checked['client_cpu_seconds']} s, {checked['rows_inserted_between_pages']} rows inserted "
+        f"between pages, same rows as COPY: {checked['same_rows_as_copy']})"
+    )
+    return 0
 
 
 def guard_only(arguments: argparse.Namespace) -> int:
@@ -281,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return parameters_only()
     if arguments.narrowed_only:
         return narrowed_only(arguments)
+    if arguments.continuation_only:
+        return continuation_only(arguments)
     missing = _missing_tools()
     if missing:
         print("bench: missing tools:\n  " + "\n  ".join(missing), file=sys.stderr)

@@ -187,6 +187,13 @@ class UpgradeRequired(GatewayError):
     headers = MappingProxyType({"Upgrade": "HTTP/1.1", "Connection": "Upgrade"})
 
 
+class ContinuationGone(GatewayError):
+    """A continuation token whose result is not open (any more): unknown, read already, expired or closed."""
+
+    status = 410
+    code = "continuation_gone"
+
+
 class TooManyQueries(GatewayError):
     """The token already runs as many GetData queries on that database as one token may at once."""
 

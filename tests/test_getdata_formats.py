@@ -219,7 +219,7 @@ class TestNdjson:
         client = await open_formats(await make_gateway(row_limit=2), formats_database)
         rows, last = ndjson_lines(await body_of(await get_data(client, TEXTS_QUERY, format="ndjson"), NDJSON_TYPE))
         assert [row["id"] for row in rows] == [1, 2]
-        assert last == {"row_count": 2, "truncated": True}
+        assert last == {"row_count": 2, "truncated": True, "next": last["next"]}  # the next rows' continuation
 
 
 JSON_LINE_BREAKS_QUERY = (

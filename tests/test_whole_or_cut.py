@@ -243,9 +243,12 @@ class TestTruncated:
             assert (result["row_count"], result["truncated"], len(result["data"])) == (limit, True, limit)
         else:
             *lines, last = body.rstrip(b"\n").split(b"\n")
-            assert orjson.loads(last) == {"row_count": limit, "truncated": True} and len(lines) == limit
+            counts = orjson.loads(last)
+            # The contract's fields, and the next rows' continuation token (test_getdata_continuation.py).
+            assert counts == {"row_count": limit, "truncated": True, "next": counts["next"]} and len(lines) == limit
         if not streamed:
             assert response.headers["Dbgateway-Truncated"] == "true"
+            assert "X-Continuation" in response.headers
 
     async def test_a_csv_url_read_as_pandas_reads_it_fails_instead_of_reading_half(
         self, make_gateway: GatewayFactory, formats_database: str

@@ -42,7 +42,7 @@ from drivers.postgres.guard.policy import GuardLimits, GuardPolicy
 from drivers.postgres.guard.process import LONG_TEXT_CHARS, LongTextGuard, PolicySource
 from drivers.postgres.guard.rules.function_policy import is_denied_builtin
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query, require_granted
-from drivers.postgres.results.query_runner import MultiBatchQueries, run_query
+from drivers.postgres.results.query_runner import MultiBatchQueries, StreamingQuery, run_query
 from drivers.postgres.results.typecasters import TypeNameCache, register_json_casters
 from gateway.contract.driver_protocol import (
     NO_NARROWING,
@@ -128,6 +128,8 @@ class PostgresPool:
         self._acquire_waits = AcquireWaitTally()
         self.type_names = TypeNameCache()
         self._multi_batch_queries = MultiBatchQueries()
+        self._held_results: set[StreamingQuery] = set()
+        """Results held for their next pages (their connections lent out); closed first when the pool closes."""
         self.guard_cache = GuardCache()
         """Decisions of the guard for queries that differ only in numeric constants (``guard_cache.py``)."""
         self.narrowed_cache = NarrowedGuardCache()
@@ -295,11 +297,18 @@ class PostgresPool:
         # parses without the GIL and the walk yields it every few milliseconds.
         return await asyncio.get_running_loop().run_in_executor(self._guard_thread, checked)
 
-    def run_query(self, checked: ParsedQuery, *, parameters: Sequence[str | None] = ()) -> Any:
-        return self._run_query(checked, tuple(parameters))
+    holds_results = True
+    """A result cut at the row limit can be held for its next pages (``StreamingQuery.hold``)."""
+
+    def run_query(
+        self, checked: ParsedQuery, *, parameters: Sequence[str | None] = (), hold_seconds: float | None = None
+    ) -> Any:
+        return self._run_query(checked, tuple(parameters), hold_seconds)
 
     @asynccontextmanager
-    async def _run_query(self, checked: ParsedQuery, parameters: tuple[str | None, ...]) -> AsyncIterator[QueryResult]:
+    async def _run_query(
+        self, checked: ParsedQuery, parameters: tuple[str | None, ...], hold_seconds: float | None
+    ) -> AsyncIterator[QueryResult]:
         pool = await self._aiopg_pool()
         async with run_query(
             pool,
@@ -311,6 +320,8 @@ class PostgresPool:
             multi_batch=self._multi_batch_queries,
             runaways=self._runaways,
             parameters=parameters,
+            hold_seconds=hold_seconds,
+            held=self._held_results,
         ) as result:
             yield result
 
@@ -328,6 +339,8 @@ class PostgresPool:
         )
 
     async def close(self) -> None:
+        # Held results keep their connections lent out: aiopg's pool would wait for them to come back.
+        await asyncio.gather(*(held.close(commit=False) for held in list(self._held_results)), return_exceptions=True)
         self._guard_thread.shutdown(wait=False, cancel_futures=True)
         if self._long_texts is not None:
             await self._long_texts.close()

@@ -60,6 +60,8 @@ __all__ = [
     "DatabasePool",
     "Driver",
     "FieldKind",
+    "HeldResult",
+    "HoldableResult",
     "NarrowedGrant",
     "NO_NARROWING",
     "PoolLimits",
@@ -295,8 +297,51 @@ class QueryResult(Protocol):
         ...
 
 
+class HeldResult(Protocol):
+    """The rest of a result cut at the row limit, held open for its next pages (a driver that ``holds_results``).
+
+    It keeps what reading on needs, and nothing the gateway could not bound: for
+    PostgreSQL the connection, its REPEATABLE READ transaction and the cursor (the
+    next pages come from the same snapshot), and the one row beyond the last
+    page's limit. The gateway counts it against its token's query limit and closes
+    it when it expires, at shutdown, or to make room.
+    """
+
+    @property
+    def closed(self) -> bool:
+        """True once it was closed (by ``close``, a failed page, a page that read to the end, the pool's close)."""
+        ...
+
+    def next_page(self, row_limit: int) -> AbstractAsyncContextManager[QueryResult]:
+        """The next rows as a ``QueryResult`` whose ``batches`` yield at most ``row_limit`` + 1 rows, starting
+        with the row beyond the last page's limit. The context's end closes the held result (its connection
+        goes back) unless the page's result was held again (``HoldableResult.hold``); an error closes it."""
+        ...
+
+    async def close(self) -> None:
+        """Give back everything it holds; idempotent."""
+        ...
+
+
+class HoldableResult(QueryResult, Protocol):
+    """The ``QueryResult`` of a pool that ``holds_results``, run with ``hold_seconds``."""
+
+    def hold(self) -> HeldResult | None:
+        """Keep the rest of the result open past its context (or page); None when it cannot be held.
+
+        Called inside ``run_query``'s (or ``next_page``'s) context after ``batches`` yielded the row beyond
+        the limit. The context's end then leaves the result open; an error leaving the context still closes it.
+        """
+        ...
+
+
 class DatabasePool(Protocol):
-    """Connections to one registered database."""
+    """Connections to one registered database.
+
+    A pool may also have ``holds_results = True`` (PostgreSQL's has): its ``run_query`` then takes a keyword
+    ``hold_seconds`` (how long the gateway may leave a held result idle), and yields a ``HoldableResult``.
+    A pool without it (the example SQLite driver) has its cut answers carry no continuation.
+    """
 
     async def check(self) -> None:
         """Connect once and run a trivial statement; raise ``DatabaseUnavailable`` if that fails."""

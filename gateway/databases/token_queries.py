@@ -9,6 +9,12 @@ still runs in the database (``driver_protocol.query_lingers``: a backend that
 ignored the cancel). A query past the limit waits for its token's turn, in
 arrival order, up to ``acquire_timeout``, then answers 429 ``too_many_queries``.
 
+A result held for its next pages (``gateway.databases.continuations``) keeps a
+turn (``held_turn``) while it is open. A query that finds no free turn first
+asks ``make_room`` to close the oldest idle held result of its token on that
+database, and takes the turn that frees, rather than waiting behind results
+nobody is reading.
+
 Only pairs with a query running or waiting are kept: memory grows with the
 requests in flight, not with the tokens ever seen.
 """
@@ -18,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from gateway.contract.driver_protocol import lingering_reported_to
 from gateway.contract.waiting import wait_at_most
@@ -45,6 +51,8 @@ class TokenQueryLimiter:
         self.limit = limit
         self.wait_seconds = wait_seconds
         self._queues: dict[QueryKey, _Queue] = {}
+        self.make_room: Callable[[QueryKey], Awaitable[bool]] | None = None
+        """Closes an idle held result of the pair, giving its turn back; True when it closed one."""
 
     @contextlib.asynccontextmanager
     async def turn(self, token_hash: str, database: str) -> AsyncIterator[None]:
@@ -57,11 +65,38 @@ class TokenQueryLimiter:
         finally:
             self._give_back(key)
 
+    def held_turn(self, key: QueryKey) -> Callable[[], None]:
+        """Count a held result as one query of ``key`` now (its request's turn ends just after); returns what
+        gives the turn back, once."""
+        self._queues.setdefault(key, _Queue()).running += 1
+        given_back = False
+
+        def give_back() -> None:
+            nonlocal given_back
+            if not given_back:
+                given_back = True
+                self._give_back(key)
+
+        return give_back
+
+    @contextlib.contextmanager
+    def lingering_counted(self, key: QueryKey) -> Iterator[None]:
+        """A page of a held result (which holds its turn already): a backend it leaves running still counts."""
+        with lingering_reported_to(lambda gone: self._count_until(key, gone)):
+            yield
+
     async def _take(self, key: QueryKey) -> None:
         queue = self._queues.setdefault(key, _Queue())
         if not queue.turns and queue.running < self.limit:
             queue.running += 1
             return
+        while not queue.turns and queue.running >= self.limit and self.make_room is not None:
+            if not await self.make_room(key):
+                break
+            queue = self._queues.setdefault(key, _Queue())  # dropped when the freed turn left it idle
+            if not queue.turns and queue.running < self.limit:
+                queue.running += 1
+                return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         queue.turns.append(turn)
         try:

@@ -22,6 +22,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     GCCollector,
     Histogram,
     PlatformCollector,
@@ -113,8 +114,15 @@ class _LabelledChildren:
 class GatewayMetrics:
     """The metric objects of one app and the registry that exposes them."""
 
-    def __init__(self, pool_stats: Callable[[], Mapping[str, PoolStats]]) -> None:
+    def __init__(
+        self, pool_stats: Callable[[], Mapping[str, PoolStats]], held_results: Callable[[], int] = lambda: 0
+    ) -> None:
         self.registry = CollectorRegistry()
+        Gauge(
+            "dbgateway_continuations_open",
+            "GetData results held open past row_limit for their next pages (continuation tokens live).",
+            registry=self.registry,
+        ).set_function(held_results)
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)

@@ -47,6 +47,7 @@ from gateway.observability.log_sharing import share_logs
 from gateway.observability.log_stream import flush_held_lines
 from gateway.process.serving import STOP_SIGNALS, StartupError, listening_sockets, serve
 from gateway.settings.config import GatewayConfig
+from gateway.web.getdata_forward import http_socket_path, serve_forwarded
 from gateway.web.keys import LOG_RING
 
 STARTUP_GRACE_SECONDS = 2.0
@@ -114,6 +115,8 @@ class WorkerSupervisor:
                 continue
             with contextlib.suppress(FileNotFoundError):  # a killed worker leaves its log socket behind
                 (self._runtime_folder / f"{pid}.sock").unlink()
+            with contextlib.suppress(FileNotFoundError):
+                http_socket_path(self._runtime_folder, pid).unlink()
             code = os.waitstatus_to_exitcode(wait_status)
             if self._stopping:
                 if code not in _CLEAN_STOPS:
@@ -167,7 +170,9 @@ class WorkerSupervisor:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
             app = self._build_app(self._config)
             share_logs(app, app[LOG_RING], self._runtime_folder)
-            code = serve(app, self._config, sockets)
+            # Siblings forward the continuations of results this worker holds to its private socket.
+            private = serve_forwarded(app, self._runtime_folder)
+            code = serve(app, self._config, [*sockets, private])
         except BaseException as error:  # noqa: BLE001 - a worker must never fall back into the parent's loop
             print(f"dbgateway worker {os.getpid()}: {error!r}", file=sys.stderr)
         finally:

@@ -19,7 +19,9 @@ answer that looks whole but is not (``gateway.web.getdata_body``).
 NDJSON writes one JSON object per row, each on its own line (orjson escapes
 line breaks in strings, and ``result_rows.without_line_breaks`` makes those
 between a json value's tokens spaces), then one last line
-``{"row_count":N,"truncated":false}``.
+``{"row_count":N,"truncated":false}``. A result cut at the row limit whose rest
+the gateway holds (``gateway.databases.continuations``) has its continuation
+token as ``next`` beside ``truncated``, in JSON's object and in NDJSON's last line.
 
 Choosing: the ``format`` input (json, csv, ndjson) wins; else the ``Accept``
 header, by q-value, a media type named exactly beating ``text/*`` and ``*/*``;
@@ -63,8 +65,9 @@ class ResultFormat:
     """What comes before the first row."""
     encoding: RowEncoding
     """How rows are written (``gateway.results.result_rows`` encodes them with it)."""
-    tail: Callable[[int, bool], bytes]
-    """What comes after the last row, from the row count and whether the result was truncated."""
+    tail: Callable[[int, bool, str | None], bytes]
+    """What comes after the last row, from the row count, whether the result was truncated and the continuation
+    token that fetches the next rows (None: no token)."""
     ends_with_counts: bool
     """Whether the tail says ``row_count`` and ``truncated``: the body itself then shows a cut (it lacks the
     tail) and a truncation. CSV's cannot: it is never sent truncated, nor streamed over HTTP/1.0."""
@@ -80,8 +83,14 @@ def _json_head(columns: Sequence[ColumnInfo]) -> bytes:
     return b'[{"status":"success","columns":' + described + b',"data":['
 
 
-def _json_tail(row_count: int, truncated: bool) -> bytes:
-    return b'],"row_count":%d,"truncated":%s}]' % (row_count, b"true" if truncated else b"false")
+def _next_field(next_token: str | None) -> bytes:
+    """``,"next":"<token>"`` when a continuation fetches the next rows (the token is base64url: no escaping)."""
+    return b',"next":"%s"' % next_token.encode() if next_token is not None else b""
+
+
+def _json_tail(row_count: int, truncated: bool, next_token: str | None = None) -> bytes:
+    truth = b"true" if truncated else b"false"
+    return b'],"row_count":%d,"truncated":%s%s}]' % (row_count, truth, _next_field(next_token))
 
 
 def _csv_field(value: Any) -> str:
@@ -117,6 +126,10 @@ def _csv_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> bytes:
         raise _unwritable(error) from error
 
 
+def _csv_tail(row_count: int, truncated: bool, next_token: str | None = None) -> bytes:
+    return b""  # CSV has no place for counts nor a token: the handler sends them as headers, or refuses (422)
+
+
 def _csv_head(columns: Sequence[ColumnInfo]) -> bytes:
     return (",".join(_csv_field(column.name) for column in columns) + "\r\n").encode()
 
@@ -139,8 +152,9 @@ def _unwritable(error: orjson.JSONEncodeError) -> InternalError:
     return InternalError(f"a value in the result could not be written: {error}")
 
 
-def _ndjson_tail(row_count: int, truncated: bool) -> bytes:
-    return b'{"row_count":%d,"truncated":%s}\n' % (row_count, b"true" if truncated else b"false")
+def _ndjson_tail(row_count: int, truncated: bool, next_token: str | None = None) -> bytes:
+    truth = b"true" if truncated else b"false"
+    return b'{"row_count":%d,"truncated":%s%s}\n' % (row_count, truth, _next_field(next_token))
 
 
 JSON = ResultFormat(
@@ -158,7 +172,7 @@ CSV = ResultFormat(
     media_types=(CSV_CONTENT_TYPE,),
     head=_csv_head,
     encoding=RowEncoding(encode=_csv_rows, separator=b""),
-    tail=lambda row_count, truncated: b"",
+    tail=_csv_tail,
     ends_with_counts=False,
 )
 NDJSON = ResultFormat(

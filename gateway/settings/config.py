@@ -79,6 +79,10 @@ class GatewayConfig:
     """Connections a database pool opens at most."""
     token_query_limit: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     """GetData queries one token may run on one database at once; 0: half of ``pool_max_size``, at least 1."""
+    continuation_limit: int = attrs.field(default=100, validator=attrs.validators.ge(0))
+    """Results held open past ``row_limit`` for their next pages, at most, per serving process; 0: no continuations."""
+    continuation_expiry_seconds: float = attrs.field(default=120.0, validator=checks.positive)
+    """Seconds a held result may wait for its next page before it is closed (its token then answers 410)."""
     fetch_batch_size: int = attrs.field(default=5000, validator=checks.positive)
     """Rows fetched per round trip while a GetData result streams, at most (fewer when rows are large)."""
     max_row_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=checks.positive)

@@ -283,6 +283,28 @@ class DriverContract:
         assert result["row_count"] == len(ITEM_LABELS)
 
     @pytest.mark.asyncio
+    async def test_a_cut_result_reads_on_through_its_continuation(self, gateway: Gateway) -> None:
+        """A pool that ``holds_results``: the cut answer's ``next`` reads the rows after it, page by page, each
+        once, to the last (no ``next``). A pool that does not: a cut answer has no ``next`` at all."""
+        client = await gateway(row_limit=5, fetch_batch_size=2)
+        query = self.under_test.many_rows_query("items", 23)
+        result = (await success_of(await get_data(client, LOCAL_DATABASE, query)))[0]
+        read = [row["n"] for row in result["data"]]
+        while "next" in result:
+            assert result["truncated"] is True
+            response = await client.post(
+                "/GetData",
+                json={"local_database_name": LOCAL_DATABASE, "query": query, "continuation": result["next"]},
+                headers=user_headers(USER_TOKEN),
+            )
+            result = (await success_of(response))[0]
+            read += [row["n"] for row in result["data"]]
+        if len(read) > 5:  # continued: every row once, in order
+            assert read == list(range(1, 24)) and result["truncated"] is False
+        else:
+            assert read == [1, 2, 3, 4, 5] and result["truncated"] is True
+
+    @pytest.mark.asyncio
     @pytest.mark.parametrize(("rows", "truncated"), [(4, False), (5, False), (6, True), (23, True)])
     async def test_row_limit_cuts_the_result_and_says_so(self, gateway: Gateway, rows: int, truncated: bool) -> None:
         """Past row_limit (5) the answer holds the first 5 rows and truncated is true; at the limit it is false."""

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from gateway.contract.driver_protocol import PoolLimits
+from gateway.databases.continuations import Continuations
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.databases.pools import DatabasePools
 from gateway.databases.token_queries import TokenQueryLimiter
@@ -26,6 +27,7 @@ from gateway.settings.config import GatewayConfig
 from gateway.web.keys import (
     ADMIN_TOKEN,
     CONFIG,
+    CONTINUATIONS,
     DRIVERS,
     LOG_RING,
     LOGGER,
@@ -121,7 +123,14 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app[DRIVERS] = drivers
     app[POOLS] = DatabasePools(drivers, limits, logger)
     app[TOKEN_QUERIES] = TokenQueryLimiter(config.queries_per_token, config.acquire_timeout)
-    app[METRICS] = GatewayMetrics(app[POOLS].stats)
+    app[CONTINUATIONS] = Continuations(
+        app[TOKEN_QUERIES],
+        limit=config.continuation_limit,
+        per_database=max(1, config.pool_max_size // 2),
+        expiry_seconds=config.continuation_expiry_seconds,
+        logger=logger,
+    )
+    app[METRICS] = GatewayMetrics(app[POOLS].stats, lambda: app[CONTINUATIONS].count)
     app[LOGGER] = logger
     app[REQUEST_LOG] = loggers.fixed
     app[LOG_RING] = ring
@@ -138,6 +147,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     app.cleanup_ctx.append(measure_loop_lag)
     app.cleanup_ctx.append(_registry_following)
     app.cleanup_ctx.append(_database_pools)
+    app.cleanup_ctx.append(_held_results)  # after the pools: cleaned up before them, which wait for connections
     if audit_file is not None:
 
         async def close_audit_file(_: web.Application) -> None:
@@ -182,6 +192,12 @@ def _auditor(
         console=console,
     )
     return Auditor(loggers, store, admin_token, query_text=config.audit_query_text)
+
+
+async def _held_results(app: web.Application) -> AsyncIterator[None]:
+    """Shutdown closes every result held for a next page (their connections go back before the pools close)."""
+    yield
+    await app[CONTINUATIONS].close_all()
 
 
 async def _database_pools(app: web.Application) -> AsyncIterator[None]:

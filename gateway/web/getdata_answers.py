@@ -21,6 +21,8 @@ ROW_COUNT_HEADER = "Dbgateway-Row-Count"
 """Rows in an answer sent whole (not on a streamed answer)."""
 TRUNCATED_HEADER = "Dbgateway-Truncated"
 """``true`` or ``false`` on an answer sent whole: whether the row limit cut the result."""
+CONTINUATION_HEADER = "X-Continuation"
+"""On an answer sent whole that the row limit cut and whose rest is held: the token of the next rows."""
 ROW_LIMIT_HEADER = "Dbgateway-Row-Limit"
 """On every answer: the row limit, so a reader of a streamed CSV can tell a result that may be cut."""
 
@@ -39,6 +41,12 @@ GETDATA_HEADERS: dict[str, Schema] = {
         "(always false on CSV, which is never sent truncated).",
         "schema": {"type": "string", "enum": ["true", "false"]},
     },
+    CONTINUATION_HEADER: {
+        "description": "Only on a JSON or NDJSON answer sent whole that the row limit cut, when the gateway holds "
+        "the rest of the result: the continuation token (the body's next) that fetches the next rows as GetData's "
+        "continuation input.",
+        "schema": {"type": "string"},
+    },
 }
 
 QUERY_RESULT = Component(
@@ -47,10 +55,17 @@ QUERY_RESULT = Component(
         "description": "Rows as objects keyed by column name in column order; a repeated name becomes name_2, name_3.",
         **one_element_array(
             success_object(
+                optional=("next",),
                 columns={"type": "array", "items": closed_object({"name": TEXT, "type": TEXT})},
                 data={"type": "array", "items": {"type": "object"}},
                 row_count=COUNT,
                 truncated={"type": "boolean", "description": "True when the row limit cut the result."},
+                next={
+                    "type": "string",
+                    "description": "Only when the row limit cut the result and the gateway holds its rest: the "
+                    "continuation token that fetches the next rows (GetData's continuation input, with the same "
+                    "query); from the same snapshot, each page once, until it expires.",
+                },
             )
         ),
     },
@@ -72,7 +87,8 @@ GETDATA_ANSWER = Answer(
         NDJSON_MEDIA_TYPE: {
             "type": "string",
             "description": "One JSON object per row, keyed by column name, one per line; then a last line "
-            '{"row_count": N, "truncated": false}.',
+            '{"row_count": N, "truncated": false}; when the row limit cut the result and the gateway holds its '
+            'rest, that line also has "next", the continuation token of the next rows.',
         },
     },
     headers=GETDATA_HEADERS,

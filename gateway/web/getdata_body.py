@@ -20,7 +20,7 @@ began streaming, cut off before the rows of the batch that passed it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
 from aiohttp import HttpVersion11, web
@@ -30,12 +30,16 @@ from gateway.errors import GatewayError, ResultTooLarge, UpgradeRequired
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.results.result_formats import ResultFormat
 from gateway.results.result_rows import EncodedRows
-from gateway.web.getdata_answers import ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
+from gateway.web.getdata_answers import CONTINUATION_HEADER, ROW_COUNT_HEADER, ROW_LIMIT_HEADER, TRUNCATED_HEADER
 from gateway.web.keys import CONFIG, LOGGER
 
 SMALL_RESULT_BYTES = 256 * 1024
 WRITE_PIECE_BYTES = 1024 * 1024
 """A large chunk of rows is written this much at a time, so the transport never buffers a whole large row."""
+
+Holding = Callable[[QueryResult], "str | None"]
+"""Called inside the driver's context once the row limit cut the result (JSON, NDJSON): holds the rest of the
+result and returns the continuation token of the next rows, or None (``gateway.web.getdata_pages``)."""
 
 
 async def answer(
@@ -43,14 +47,21 @@ async def answer(
     running: AbstractAsyncContextManager[QueryResult],
     tally: GetDataTally,
     result_format: ResultFormat,
+    holding: Holding | None = None,
 ) -> web.StreamResponse:
     """The rows of the query ``running`` runs: one body if small, else streamed while they are fetched."""
     async with running as result:
         rows = EncodedRows(result, request.app[CONFIG].row_limit, result_format.encoding)
         head = result_format.head(rows.columns)
         batches = rows.chunks()
+
+        def next_token() -> str | None:
+            if holding is None or not rows.truncated or not result_format.ends_with_counts:
+                return None
+            return holding(result)
+
         try:
-            return await _answer_rows(request, head, batches, rows, tally, result_format)
+            return await _answer_rows(request, head, batches, rows, tally, result_format, next_token)
         finally:
             await batches.aclose()  # inside the context: the driver's batches end before its connection goes back
 
@@ -62,6 +73,7 @@ async def _answer_rows(
     rows: EncodedRows,
     tally: GetDataTally,
     result_format: ResultFormat,
+    next_token: Callable[[], str | None],
 ) -> web.StreamResponse:
     """One body if the rows are small, else ``_stream``."""
     buffered: list[bytes] = []
@@ -74,17 +86,20 @@ async def _answer_rows(
             _check_uncounted(request, rows, result_format)
             if not result_format.ends_with_counts and request.version < HttpVersion11:
                 raise _needs_http_1_1(result_format)
-            return await _stream(request, head, buffered, batches, rows, tally, result_format)
+            return await _stream(request, head, buffered, batches, rows, tally, result_format, next_token)
     _check_uncounted(request, rows, result_format)
+    token = next_token()
     body = (
         head
         + result_format.separator.join(buffered)
-        + result_format.tail(rows.row_count, rows.truncated)
+        + result_format.tail(rows.row_count, rows.truncated, token)
     )
     tally.sent(rows.row_count, len(body))
     headers = _headers(request, result_format)
     headers[ROW_COUNT_HEADER] = str(rows.row_count)
     headers[TRUNCATED_HEADER] = "true" if rows.truncated else "false"
+    if token is not None:
+        headers[CONTINUATION_HEADER] = token
     return web.Response(body=body, headers=headers)
 
 
@@ -132,6 +147,7 @@ async def _stream(
     result: EncodedRows,
     tally: GetDataTally,
     result_format: ResultFormat,
+    next_token: Callable[[], str | None],
 ) -> web.StreamResponse:
     """Send what was buffered, then every further batch as it is fetched, chunked."""
     response = web.StreamResponse(headers=_headers(request, result_format))
@@ -162,7 +178,7 @@ async def _stream(
             tally.sent(result.row_count, len(chunk) + len(separator))
             del chunk  # not held while the next one is fetched: it may be a 60 MB row
         _check_uncounted(request, result, result_format)  # the limit fell at the end of a batch
-        tail = result_format.tail(result.row_count, result.truncated)
+        tail = result_format.tail(result.row_count, result.truncated, next_token())
         await _send(response, tail, stall_limit)
         tally.sent(result.row_count, len(tail))
         await _send(response, None, stall_limit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from gateway.databases.continuations import Continuations
 from gateway.databases.driver_loader import DriverCatalog
 from gateway.databases.pools import DatabasePools
 from gateway.databases.token_queries import TokenQueryLimiter
@@ -28,6 +29,8 @@ REQUEST_LOG = web.AppKey("request_log", FixedEventLogger)
 LOG_RING = web.AppKey("log_ring", LogRing)
 REDACTOR = web.AppKey("redactor", SecretRedactor)
 TOKEN_QUERIES = web.AppKey("token_queries", TokenQueryLimiter)
+CONTINUATIONS = web.AppKey("continuations", Continuations)
+"""Results held past row_limit for their next pages (``gateway.databases.continuations``)."""
 AUDITED_ROUTES = web.AppKey("audited_routes", frozenset)
 """The route templates whose requests end in a GetData audit entry (``Operation.audited``)."""
 # AUDITOR, LOG_SIBLINGS, LOGGER, METRICS, REQUEST_CONTEXT and REQUEST_TASKS are imported above, each from beside its class.

@@ -58,8 +58,8 @@ def one_element_array(item: Any) -> Schema:
 SUCCESS_STATUS = Component("SuccessStatus", {"const": "success"})
 
 
-def success_object(**properties: Any) -> Schema:
-    return closed_object({"status": SUCCESS_STATUS, **properties})
+def success_object(*, optional: tuple[str, ...] = (), **properties: Any) -> Schema:
+    return closed_object({"status": SUCCESS_STATUS, **properties}, optional=optional)
 
 
 TEXT: Schema = {"type": "string"}

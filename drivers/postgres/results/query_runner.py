@@ -21,6 +21,17 @@ result is run again inside ``BEGIN ... READ ONLY`` so its cursor outlives the
 first batch; ``MultiBatchQueries`` remembers such query texts so that a repeated
 large query goes straight to the explicit transaction.
 
+A result run with ``hold_seconds`` (the gateway may continue it past the row
+limit) that the row limit cuts always lives in the explicit transaction: if the
+one-round-trip attempt was cut, the query runs again there. ``hold`` then keeps
+the connection, the transaction (its snapshot), the cursor and the one row
+beyond the limit past the context's end; ``next_page`` yields the same object
+for the next rows: that row first, then FETCHes on the same cursor, under a new
+statement time limit. A held result's transaction raises its own
+``idle_in_transaction_session_timeout`` past ``hold_seconds`` (the session's is
+a little over the statement time limit); the pool closes its held results when
+it closes.
+
 The statements are SQL text (``DECLARE ...; FETCH ...``) because psycopg2's
 asynchronous connections, which aiopg uses, cannot open named cursors, and
 psycopg2 keeps the result of the last statement of a batch.
@@ -49,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -120,6 +132,8 @@ class StreamingQuery:
         limits: PoolLimits,
         logger: Any,
         runaways: RunawayBackends | None = None,
+        hold_seconds: float | None = None,
+        held: set[StreamingQuery] | None = None,
     ) -> None:
         self.columns: list[ColumnInfo] = []
         self._pool = pool
@@ -147,6 +161,19 @@ class StreamingQuery:
         self._closed = False
         self._parameters: tuple[str | None, ...] = ()
         """The values of the query's ``$1``..``$n``: bound by the server (``bound.py``), never in the text."""
+        self._hold_seconds = hold_seconds
+        """Set when the gateway may hold the result past its first page (``hold``): how long it may stay idle."""
+        self._held_queries = held
+        """The pool's held results, closed with it; this one is in it while held."""
+        self._page_limit = limits.row_limit
+        self._explicit = False
+        """True once the cursor lives in an explicit transaction, which outlives each FETCH (and a page)."""
+        self._carried: Row | None = None
+        """The row beyond the last page's limit: yielded (and dropped by the gateway), it opens the next page."""
+        self._later: Finish | None = None
+        """Once later batches come as text (``read_as_text``): the cast of their Python-cast columns."""
+        self._text_later = False
+        self._held = False
 
     @property
     def completed(self) -> bool:
@@ -207,7 +234,9 @@ class StreamingQuery:
         try:
             if one_round_trip_first and not self._parameters:
                 received = await self._run(self._declare_and_fetch(bounded, explicit=False))
-                if received < self._asked or self._asked > self._limits.row_limit:
+                cut = received > self._limits.row_limit
+                # A cut result the gateway may hold needs its cursor past this message: it runs again, explicit.
+                if received < self._asked or (self._asked > self._limits.row_limit and not (cut and self._hold_seconds)):
                     return received
                 self._ran_twice = True
             return await self._open_explicitly(bounded)
@@ -227,11 +256,15 @@ class StreamingQuery:
         pipeline: list[bound.Statement] = []
         if self._connection.raw.get_transaction_status() != pg_ext.TRANSACTION_STATUS_IDLE:
             pipeline.append(("ROLLBACK", ()))  # an earlier attempt's transaction
+        pipeline.append(("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", ()))
+        idle_limit = self._held_idle_limit()
+        if idle_limit:
+            pipeline.append((idle_limit, ()))
         pipeline += [
-            ("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", ()),
             (set_cap_sql(self._cap), ()),
             (f"DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {bounded}", self._parameters),
         ]
+        self._explicit = True
         await self._receive(self._start(lambda: bound.send(self._connection, pipeline)))
         return await self._run(f"FETCH FORWARD {self._asked} FROM {CURSOR_NAME}")
 
@@ -241,10 +274,23 @@ class StreamingQuery:
         if explicit:
             failed = self._connection.raw.get_transaction_status() == pg_ext.TRANSACTION_STATUS_INERROR
             begin = ("ROLLBACK; " if failed else "") + "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+            idle_limit = self._held_idle_limit()
+            if idle_limit:
+                begin += f"{idle_limit}; "
+            self._explicit = True
         return (
             f"{begin}{set_cap_sql(self._cap)}; DECLARE {CURSOR_NAME} NO SCROLL CURSOR FOR {bounded}"
             f"; FETCH FORWARD {self._asked} FROM {CURSOR_NAME}"
         )
+
+    def _held_idle_limit(self) -> str:
+        """The statement that lets a result the gateway may hold idle in its transaction between pages, or ''."""
+        if self._hold_seconds is None:
+            return ""
+        # The session's idle limit (a little over the statement time limit) would end it; the gateway's expiry
+        # comes first, this is the backstop.
+        idle_ms = math.ceil((self._hold_seconds + self._limits.statement_timeout) * 1000) + 5000
+        return f"SET LOCAL idle_in_transaction_session_timeout = {idle_ms}"
 
     def encoded(self, rows: int, size: int) -> None:
         """The gateway wrote ``rows`` rows as ``size`` bytes: later fetches are sized by the rows' bytes."""
@@ -257,16 +303,22 @@ class StreamingQuery:
         works while the gateway encodes it) unless it may bring more than the fetch
         budget (a one-row fetch capped at ``max_row_bytes``): it then waits until
         this batch is written out. The gateway empties each list as it encodes it,
-        so the values of a batch are gone before the next one is received.
+        so the values of a batch are gone before the next one is received. A later
+        page of a held result (``next_page``) starts with the row beyond the last
+        page's limit, then FETCHes on from the same cursor.
         """
-        if self._iterated or self._first_batch_rows is None:
-            raise RuntimeError("batches() can be iterated once, inside run_query's context")
+        if self._iterated or self._closed:
+            raise RuntimeError("batches() can be iterated once per page, inside run_query's or next_page's context")
         self._iterated = True
-        received, self._first_batch_rows = self._first_batch_rows, None
-        wanted = self._limits.row_limit + 1  # the row beyond the limit tells the gateway the result was cut
+        wanted = self._page_limit + 1  # the row beyond the limit tells the gateway the result was cut
+        carried, self._carried = self._carried, None
         finish: Finish | None = None  # the first batch arrived before read_as_text: cast already
-        later: Finish | None = None
-        text_later = False
+        if self._first_batch_rows is not None:
+            received, self._first_batch_rows = self._first_batch_rows, None
+        else:
+            self._row_count = self._received = 0 if carried is None else 1
+            finish = self._later
+            received = await self._receive(self._fetch_next(wanted - self._received))
         while True:
             self._received += received
             exhausted = received < self._asked
@@ -274,11 +326,11 @@ class StreamingQuery:
             rows = await self._read_batch(min(received, room))
             self._row_count += len(rows)
             more = not (exhausted or self._row_count >= wanted)
-            if more and not text_later:
+            if more and not self._text_later:
                 # Later batches come as text where the caster is Python, cast after the next FETCH went out.
                 # Set up before that FETCH (its result must find the casters), and only now: most results
                 # end with their first batch.
-                later, text_later = read_as_text(self._cursor, self._oids), True
+                self._later, self._text_later = read_as_text(self._cursor, self._oids), True
             next_batch: asyncio.Future[None] | None = None
             prefetch = self._asked > 1 or self._cap <= FETCH_BUDGET_BYTES
             if more and prefetch:
@@ -290,9 +342,14 @@ class StreamingQuery:
                 await self._run("SELECT 1")
             if finish is not None:
                 await self._finish_batch(rows, finish)  # the database works on the next batch meanwhile
-            finish = later
+            finish = self._later
+            if carried is not None:
+                rows.insert(0, carried)
+                carried = None
             if not more:
                 self._completed = True  # before the last yield: the gateway may stop reading once it has it
+                if self._row_count >= wanted and self._hold_seconds is not None:
+                    self._carried = rows[-1]  # the gateway drops it from the list; the next page sends it
             if rows:
                 yield rows
             del rows  # emptied by the gateway; not held while the next batch is fetched
@@ -301,6 +358,47 @@ class StreamingQuery:
             if next_batch is None:
                 next_batch = self._fetch_next(wanted - self._received)
             received = await self._receive(next_batch)
+
+    @property
+    def held(self) -> bool:
+        """True while the gateway holds the result for a next page (``hold``), so its context leaves it open."""
+        return self._held
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection went back to the pool (the result read to its end, failed, or closed)."""
+        return self._closed
+
+    def hold(self) -> StreamingQuery | None:
+        """Keep the cursor, its transaction and connection past this page; None when the result cannot be held.
+
+        Only a result cut at the row limit (its row beyond the limit kept as ``_carried``) whose cursor lives
+        in an explicit transaction, run with ``hold_seconds``, can be held.
+        """
+        if self._closed or self._carried is None or not self._explicit or self._in_flight is not None:
+            return None
+        self._held = True
+        if self._held_queries is not None:
+            self._held_queries.add(self)
+        return self
+
+    @contextlib.asynccontextmanager
+    async def next_page(self, row_limit: int) -> AsyncIterator[QueryResult]:
+        """The next at most ``row_limit`` rows (+ 1 to show more) of a held result, within a new statement
+        time limit; its end closes the result unless the page was held again (``hold``)."""
+        if self._closed or not self._held:
+            raise DatabaseUnavailable("the held result was closed")
+        self._held = False
+        self._iterated = self._completed = False
+        self._page_limit = row_limit
+        self._deadline = self._loop.time() + self._limits.statement_timeout
+        try:
+            yield self
+        except BaseException:
+            await self.close(commit=False)
+            raise
+        if not self._held:
+            await self.close(commit=self._completed)
 
     def _fetch_next(self, room: int) -> asyncio.Future[None]:
         """Send the next FETCH, its size and row cap following the rows seen so far.
@@ -455,7 +553,7 @@ class StreamingQuery:
             # The request's token keeps counting this query until the backend is gone.
             query_lingers(self._runaways.add(pid, reason))
 
-    async def close(self, *, commit: bool) -> None:
+    async def close(self, *, commit: bool = False) -> None:
         """End the transaction and give the connection back to the pool, idle or closed.
 
         The clean-up runs in a task of its own: a request cancelled meanwhile (its
@@ -465,6 +563,10 @@ class StreamingQuery:
         if self._closed:
             return
         self._closed = True
+        self._held = False
+        self._carried = None
+        if self._held_queries is not None:
+            self._held_queries.discard(self)
         connection = self._connection
         idle = connection.closed or connection.raw.get_transaction_status() == pg_ext.TRANSACTION_STATUS_IDLE
         if self._in_flight is None and idle:
@@ -530,6 +632,8 @@ async def run_query(
     multi_batch: MultiBatchQueries | None = None,
     runaways: RunawayBackends | None = None,
     parameters: tuple[str | None, ...] = (),
+    hold_seconds: float | None = None,
+    held: set[StreamingQuery] | None = None,
 ) -> AsyncIterator[QueryResult]:
     """Execute one checked SELECT (no trailing semicolon) and yield its streaming result.
 
@@ -541,12 +645,15 @@ async def run_query(
     skips the one-round-trip attempt (see ``StreamingQuery.start``); one that
     turns out to need more than one batch is added to it. With ``runaways`` the
     connection takes one of its slots, and a backend that ignores the cancel is
-    counted there until it is gone; without, neither is bounded beyond aiopg's pool. ``parameters`` are the
-    values of the query's ``$1``..``$n``, bound by the server (``connections.bound``).
+    counted there until it is gone; without, neither is bounded beyond aiopg's pool. With ``hold_seconds``
+    a result cut at the row limit runs in an explicit transaction, so that the gateway may ``hold`` it for
+    its next pages (idle up to ``hold_seconds`` between them); a held result is added to ``held`` (the pool's,
+    which closes them with it) and the context's end leaves it open.
+    ``parameters`` are the values of the query's ``$1``..``$n``, bound by the server (``connections.bound``).
     """
     slots = runaways.slots if runaways is not None else None
     connection = await acquire_live_connection(pool, limits.acquire_timeout, acquire_waits, logger, slots)
-    query = StreamingQuery(pool, connection, limits, logger, runaways)
+    query = StreamingQuery(pool, connection, limits, logger, runaways, hold_seconds, held)
     try:
         await query.start(sql, type_names, one_round_trip_first=multi_batch is None or sql not in multi_batch,
                           parameters=parameters)
@@ -556,4 +663,5 @@ async def run_query(
     except BaseException:
         await query.close(commit=False)
         raise
-    await query.close(commit=query.completed)
+    if not query.held:
+        await query.close(commit=query.completed)

@@ -23,7 +23,7 @@ from gateway.errors import AccessDenied, PayloadTooLarge, QueryRejected, Refusal
 from gateway.registry import utc_now
 from gateway.results.result_formats import FORMATS, choose_format
 from gateway.web.getdata_answers import GETDATA_ANSWER
-from gateway.web.getdata_body import answer
+from gateway.web.getdata_pages import first_page, next_page
 from gateway.web.grant_limits import enforces_narrowing
 from gateway.web.keys import CONFIG, POOLS, REQUEST_CONTEXT, TOKEN_QUERIES
 from gateway.web.named_inputs import local_database_name
@@ -37,7 +37,7 @@ from gateway.web.operations import (
     Operation,
     error_answer,
 )
-from gateway.web.parameters import parameter, parameter_group, required_text
+from gateway.web.parameters import optional_text, parameter, parameter_group, required_text
 from gateway.web.query_values import documented, read_values
 
 FORMAT_NAMES = [candidate.name for candidate in FORMATS]
@@ -68,6 +68,17 @@ class QueryInputs:
     """The ``format`` input as given; ``choose_format`` reads it with the Accept header."""
     parameters: tuple[str | None, ...] = parameter_group(documented, read_values)
     """The values of the query's ``$1``..``$n`` (``params`` in the body, ``param`` in the query string)."""
+    continuation: str | None = parameter(
+        "The continuation token of an answer the row limit cut (its next, or X-Continuation): fetches the next "
+        "row_limit rows of the same result, from the same snapshot, as json or ndjson. Send the same query with "
+        "it. Each token fetches its page once, only with the user token that began the result, until "
+        "continuation_expiry_seconds idle; then 410 continuation_gone.",
+        schema={"type": "string", "maxLength": 200},
+        body_schema={"type": "string", "maxLength": 200, "description": "A continuation token (next)."},
+        reader=optional_text,
+    )
+    """The token of the page to read, or None for a query's first answer."""
+
 
 
 async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamResponse:
@@ -88,6 +99,11 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
         tally.database = database_name  # metric labels name registered databases only
     token_hash = context.user_token_hash
     now = utc_now()  # grants expire by the clock at request time: every replica agrees, no timer needed
+    narrowing = {ref: NarrowedGrant(columns=limits.columns, row_filter=limits.row_filter)
+                 for ref, limits in state.narrowing(token_hash, database_name, now).items()}
+    if inputs.continuation is not None:
+        return await next_page(request, inputs.continuation, tally, result_format, (token_hash, database_name), query,
+                               now, narrowing)
     granted = state.granted_refs(token_hash, database_name, now)
     expired = state.expired_refs(token_hash, database_name, now)
     # The same answer whether or not the database exists: a token holder learns no registered name.
@@ -99,8 +115,6 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     # The values go to the driver apart from the text, and only when there are some: a driver that takes
     # none needs no change (gateway.contract.driver_protocol).
     values: dict[str, Any] = {"parameters": inputs.parameters} if inputs.parameters else {}
-    narrowing = {ref: NarrowedGrant(columns=limits.columns, row_filter=limits.row_filter)
-                 for ref, limits in state.narrowing(token_hash, database_name, now).items()}
     if narrowing and not enforces_narrowing(pool):  # never read a narrowed grant as a whole one
         raise QueryRejected("this token's grants in this database are narrower than a table, and its driver "
                             "cannot enforce that")
@@ -117,7 +131,8 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     tally.checked = checked
     # The request middleware bound the token's fingerprint: the driver's log lines of the query carry it.
     async with app[TOKEN_QUERIES].turn(token_hash, database_name):
-        return await answer(request, pool.run_query(checked, **values), tally, result_format)
+        return await first_page(request, pool, checked, tally, result_format, (token_hash, database_name), query,
+                                values, narrowing)
 
 
 OPERATIONS = (
@@ -142,7 +157,11 @@ OPERATIONS = (
         "A database that is not registered is 403 access_denied, worded as for one without a granted table. "
         "A token runs at most `token_query_limit` queries on one database at once; the next waits for a turn up to "
         "`acquire_timeout`, then answers 429 `too_many_queries`. A result row larger than `max_row_bytes` "
-        "answers 422 `result_too_large` (a streamed answer is cut off instead).",
+        "answers 422 `result_too_large` (a streamed answer is cut off instead). "
+        "A JSON or NDJSON answer the row limit cut carries a continuation token (`next`; `X-Continuation` when "
+        "sent whole) while the gateway holds the rest of the result: GetData with `continuation` and the same "
+        "query reads the next page from the same snapshot; a token fetches its page once, with its user token "
+        "only, while the token still has the query's tables granted (else 403), until it expires (410).",
         inputs=QueryInputs,
         body=True,
         answers={200: GETDATA_ANSWER},
@@ -171,6 +190,12 @@ OPERATIONS = (
             ),
             DATABASE_UNAVAILABLE,
             error_answer("QueryTimeout", "The query ran past the statement time limit", errors.QueryTimeout),
+            error_answer(
+                "ContinuationGone",
+                "The continuation token's result is not open: unknown (or another token's), its page read already, "
+                "expired, closed to make room for another query of the token, or closed at shutdown",
+                errors.ContinuationGone,
+            ),
         ),
         audited=True,
     ),

@@ -37,12 +37,19 @@ class FixedFormatInputs:
     """The SQL text, declared as GetData declares it."""
     parameters: tuple[str | None, ...] = attrs.field(metadata=attrs.fields(QueryInputs).parameters.metadata)
     """The values of its ``$1``..``$n``, declared as GetData declares them."""
+    continuation: str | None = attrs.field(metadata=attrs.fields(QueryInputs).continuation.metadata, default=None)
+    """A continuation token, declared as GetData declares it (``/GetData/csv`` refuses one: 400)."""
 
 
 def _in_format(name: str) -> Handler:
     async def answer_in_format(request: web.Request, inputs: FixedFormatInputs) -> web.StreamResponse:
-        fixed = QueryInputs(local_database_name=inputs.local_database_name, query=inputs.query, format=name,
-                            parameters=inputs.parameters)
+        fixed = QueryInputs(
+            local_database_name=inputs.local_database_name,
+            query=inputs.query,
+            format=name,
+            parameters=inputs.parameters,
+            continuation=inputs.continuation,
+        )
         return await get_data(request, fixed)
 
     return answer_in_format
