@@ -15,7 +15,6 @@ import asyncio
 import json
 import socket
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from support import (
     GatewayFactory,
     admin_headers,
     call_process,
-    database_from,
     error_of,
     eventually,
     free_port,
@@ -57,6 +55,8 @@ INSERT INTO public.wide SELECT g, repeat('w', 400) || g FROM generate_series(1, 
 CREATE TABLE public.huge (id integer PRIMARY KEY, note text);
 INSERT INTO public.huge SELECT g, repeat('h', 8000) || g FROM generate_series(1, {ROWS}) AS g;
 """
+SHOP_SQL = SETUP_SQL
+"""The module's scratch database (conftest.py's ``shop_database``)."""
 ITEMS = "SELECT id, note FROM public.items"
 WIDE = "SELECT id, note FROM public.wide"
 HUGE = "SELECT id, note FROM public.huge"
@@ -69,15 +69,9 @@ TYPED = (
 """Columns that psycopg2 casts in Python (numeric, timestamp, jsonb, arrays, interval): later batches come as text."""
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    with database_from(SETUP_SQL) as name:
-        yield name
-
-
-async def _gateway(make_gateway: GatewayFactory, database: str, **settings: Any) -> TestClient:
+async def _gateway(make_gateway: GatewayFactory, shop_database: str, **settings: Any) -> TestClient:
     client = await make_gateway(**{"row_limit": LIMIT, **settings})
-    await register_database(client, "shop", database)
+    await register_database(client, "shop", shop_database)
     for token in (TOKEN, OTHER):
         for table in ("shop_public_items", "shop_public_wide", "shop_public_huge"):
             await grant(client, token, table)
@@ -106,26 +100,26 @@ async def _page(client: TestClient, query: str, result_format: str = "json", **p
     return {"rows": rows, "counts": counts, "header": response.headers.get("X-Continuation")}
 
 
-def _backends(database: str) -> int:
-    return run_sql(None, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (database,))[0][0]
+def _backends(shop_database: str) -> int:
+    return run_sql(None, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (shop_database,))[0][0]
 
 
-def _held_backends(database: str) -> int:
-    """Backends of ``database`` idle inside a transaction: a held result's, between its pages."""
+def _held_backends(shop_database: str) -> int:
+    """Backends of ``shop_database`` idle inside a transaction: a held result's, between its pages."""
     return run_sql(
         None,
         "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND state LIKE 'idle in transaction%%'",
-        (database,),
+        (shop_database,),
     )[0][0]
 
 
 @pytest.mark.parametrize("query", [ITEMS, WIDE], ids=["sent_whole", "streamed"])
 async def test_pages_read_one_snapshot_whatever_is_inserted_between_them(
-    make_gateway: GatewayFactory, database: str, query: str
+    make_gateway: GatewayFactory, shop_database: str, query: str
 ) -> None:
-    client = await _gateway(make_gateway, database)
+    client = await _gateway(make_gateway, shop_database)
     table = query.split()[-1]
-    expected = sorted(run_sql(database, f"SELECT id, note FROM {table}"))
+    expected = sorted(run_sql(shop_database, f"SELECT id, note FROM {table}"))
     read: list[tuple[int, str]] = []
     page = await _page(client, query)
     formats = iter(["ndjson", "json", "ndjson"])
@@ -141,17 +135,17 @@ async def test_pages_read_one_snapshot_whatever_is_inserted_between_them(
             break
         assert counts["truncated"] is True and counts["row_count"] == LIMIT
         # Another client adds rows between pages; the held snapshot never shows them.
-        run_sql(database, f"INSERT INTO {table} SELECT max(id) + 1, 'late' FROM {table}")
+        run_sql(shop_database, f"INSERT INTO {table} SELECT max(id) + 1, 'late' FROM {table}")
         page = await _page(client, query, next(formats), continuation=counts["next"])
     assert len(read) == ROWS
     assert sorted(read) == expected
-    assert _held_backends(database) == 0  # the last page gave the connection back
+    assert _held_backends(shop_database) == 0  # the last page gave the connection back
 
 
 async def test_a_token_fetches_its_page_once_with_its_own_user_token_and_query(
-    make_gateway: GatewayFactory, database: str
+    make_gateway: GatewayFactory, shop_database: str
 ) -> None:
-    client = await _gateway(make_gateway, database)
+    client = await _gateway(make_gateway, shop_database)
     first = await _page(client, ITEMS)
     token = first["counts"]["next"]
 
@@ -180,10 +174,10 @@ async def test_a_token_fetches_its_page_once_with_its_own_user_token_and_query(
     assert after_end.status == 410
 
 
-async def test_a_revoked_grant_ends_the_result_at_its_next_page(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database)
+async def test_a_revoked_grant_ends_the_result_at_its_next_page(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database)
     token = (await _page(client, ITEMS))["counts"]["next"]
-    assert _held_backends(database) == 1
+    assert _held_backends(shop_database) == 1
     revoked = await client.delete(
         "/GrantTableAccess",
         params={"user_token": TOKEN, "local_table_name": "shop_public_items"},
@@ -192,24 +186,24 @@ async def test_a_revoked_grant_ends_the_result_at_its_next_page(make_gateway: Ga
     assert revoked.status == 200, await revoked.text()
     denied = await _get(client, ITEMS, continuation=token)
     assert denied.status == 403
-    await wait_until(lambda: _held_backends(database) == 0, 10, "the held result closed")
+    await wait_until(lambda: _held_backends(shop_database) == 0, 10, "the held result closed")
     again = await _get(client, ITEMS, continuation=token)
     assert (await error_of(again))["message"] == REVOKED
 
 
-async def test_an_idle_held_result_expires(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database, continuation_expiry_seconds=0.3)
+async def test_an_idle_held_result_expires(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database, continuation_expiry_seconds=0.3)
     token = (await _page(client, ITEMS))["counts"]["next"]
-    await wait_until(lambda: _held_backends(database) == 0, 10, "the idle held result closed by its expiry")
+    await wait_until(lambda: _held_backends(shop_database) == 0, 10, "the idle held result closed by its expiry")
     expired = await _get(client, ITEMS, continuation=token)
     assert expired.status == 410
     assert (await error_of(expired))["message"] == EXPIRED
 
 
 async def test_a_token_at_its_query_limit_closes_its_oldest_idle_held_result(
-    make_gateway: GatewayFactory, database: str
+    make_gateway: GatewayFactory, shop_database: str
 ) -> None:
-    client = await _gateway(make_gateway, database, token_query_limit=1, acquire_timeout=1.0)
+    client = await _gateway(make_gateway, shop_database, token_query_limit=1, acquire_timeout=1.0)
     token = (await _page(client, ITEMS))["counts"]["next"]
     # The token's one turn is held: its next query does not wait for it, it takes it.
     other_query = await _get(client, "SELECT count(*) AS n FROM public.items")
@@ -217,32 +211,32 @@ async def test_a_token_at_its_query_limit_closes_its_oldest_idle_held_result(
     closed = await _get(client, ITEMS, continuation=token)
     assert closed.status == 410
     assert (await error_of(closed))["message"] == MADE_ROOM
-    await wait_until(lambda: _held_backends(database) == 0, 10, "the made-room result closed")
+    await wait_until(lambda: _held_backends(shop_database) == 0, 10, "the made-room result closed")
 
 
 async def test_continuation_limit_bounds_the_held_results_of_the_process(
-    make_gateway: GatewayFactory, database: str
+    make_gateway: GatewayFactory, shop_database: str
 ) -> None:
-    client = await _gateway(make_gateway, database, continuation_limit=1)
+    client = await _gateway(make_gateway, shop_database, continuation_limit=1)
     assert "next" in (await _page(client, ITEMS))["counts"]
     response = await _get(client, ITEMS, OTHER)
     body = (await response.json())[0]
     assert body["truncated"] is True and "next" not in body
-    assert _held_backends(database) == 1
+    assert _held_backends(shop_database) == 1
     metrics = await client.get("/metrics", headers=admin_headers())
     assert "dbgateway_continuations_open 1.0" in await metrics.text()
 
 
-async def test_shutdown_releases_held_results(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database)
+async def test_shutdown_releases_held_results(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database)
     assert "next" in (await _page(client, ITEMS))["counts"]
-    assert _held_backends(database) == 1
+    assert _held_backends(shop_database) == 1
     await asyncio.wait_for(client.close(), 10)
-    await wait_until(lambda: _backends(database) == 0, 10, "no backend left after the gateway stopped")
+    await wait_until(lambda: _backends(shop_database) == 0, 10, "no backend left after the gateway stopped")
 
 
-async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database, client_stall_timeout=2.0)
+async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database, client_stall_timeout=2.0)
     token = (await _page(client, HUGE))["counts"]["next"]
     reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
     writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -253,7 +247,7 @@ async def test_a_client_leaving_mid_page_releases_the_held_result(make_gateway: 
     await writer.drain()
     assert (await reader.read(64)).startswith(b"HTTP/1.1 200")
     writer.close()  # mid-page: the rest of the streamed page is never read
-    await wait_until(lambda: _held_backends(database) == 0, 10, "the abandoned page's result closed")
+    await wait_until(lambda: _held_backends(shop_database) == 0, 10, "the abandoned page's result closed")
     # ... and forgotten by the gateway, its token's turn given back (not only its connection, by the driver).
     await wait_until(lambda: client.server.app[CONTINUATIONS].count == 0, 10, "the held result forgotten")
     gone = await _get(client, HUGE, continuation=token)
@@ -268,7 +262,7 @@ def _process_page(port: int, query: str, **params: str) -> tuple[int, Any]:
     )
 
 
-def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp_path: Path, database: str) -> None:
+def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp_path: Path, shop_database: str) -> None:
     port = free_port()
     process = start_gateway_process(
         tmp_path / "data", port, DBGATEWAY_ADMIN_TOKEN=ADMIN_TOKEN, DBGATEWAY_WORKERS="2",
@@ -276,8 +270,8 @@ def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp
     )
     try:
         wait_until_listening(process, port)
-        register_in_process(port, "shop", database, TOKEN)
-        expected = sorted(run_sql(database, ITEMS))
+        register_in_process(port, "shop", shop_database, TOKEN)
+        expected = sorted(run_sql(shop_database, ITEMS))
         forwarded = 0
         for _ in range(10):  # until a page went to the other worker; each try has about even odds
             read: list[tuple[int, str]] = []
@@ -302,15 +296,15 @@ def test_with_two_workers_every_page_is_answered_by_the_worker_that_holds_it(tmp
         assert len(workers) == 2, workers
         status, body = _process_page(port, ITEMS)  # left held: SIGTERM must release it
         assert status == 200 and "next" in body[0]
-        assert _held_backends(database) == 1
+        assert _held_backends(shop_database) == 1
     finally:
         code, _ = stop_process(process)
     assert code == 0
-    assert eventually(lambda: _backends(database) == 0, 10), "backends left after SIGTERM"
+    assert eventually(lambda: _backends(shop_database) == 0, 10), "backends left after SIGTERM"
 
 
-async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database)
+async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database)
     read: list[int] = []
     continuation: str | None = None
     while True:
@@ -324,27 +318,27 @@ async def test_the_ndjson_path_reads_its_pages_too(make_gateway: GatewayFactory,
         continuation = lines[-1].get("next")
         if continuation is None:
             break
-    assert sorted(read) == [row_id for (row_id,) in run_sql(database, "SELECT id FROM public.items ORDER BY id")]
+    assert sorted(read) == [row_id for (row_id,) in run_sql(shop_database, "SELECT id FROM public.items ORDER BY id")]
 
 
-async def test_half_of_the_pool_at_most_is_held_for_continuations(make_gateway: GatewayFactory, database: str) -> None:
-    client = await _gateway(make_gateway, database, pool_max_size=2)
+async def test_half_of_the_pool_at_most_is_held_for_continuations(make_gateway: GatewayFactory, shop_database: str) -> None:
+    client = await _gateway(make_gateway, shop_database, pool_max_size=2)
     assert "next" in (await _page(client, ITEMS))["counts"]
     response = await _get(client, ITEMS, OTHER)  # another token: its own turns are free, the pool's half is not
     body = (await response.json())[0]
     assert body["truncated"] is True and "next" not in body
-    assert _held_backends(database) == 1
+    assert _held_backends(shop_database) == 1
 
 
 async def test_every_type_reads_the_same_through_pages_as_in_one_answer(
-    make_gateway: GatewayFactory, database: str, tmp_path: Path
+    make_gateway: GatewayFactory, shop_database: str, tmp_path: Path
 ) -> None:
     """Pages of several small batches each: the casts of later batches (as text, cast after the next FETCH)
     carry across pages; the values are those of one answer of the whole result."""
-    whole = await _gateway(make_gateway, database, row_limit=100_000, data_dir=tmp_path / "whole")
+    whole = await _gateway(make_gateway, shop_database, row_limit=100_000, data_dir=tmp_path / "whole")
     response = await _get(whole, TYPED)
     expected = (await response.json())[0]["data"]
-    paged = await _gateway(make_gateway, database, fetch_batch_size=7)
+    paged = await _gateway(make_gateway, shop_database, fetch_batch_size=7)
     read: list[Any] = []
     continuation: str | None = None
     while True:
