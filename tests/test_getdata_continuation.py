@@ -350,3 +350,34 @@ async def test_every_type_reads_the_same_through_pages_as_in_one_answer(
         if continuation is None:
             break
     assert read == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [({}, {"columns": "id"}), ({"row_filter": "id > 0"}, {})],
+    ids=["narrowed_between_pages", "widened_between_pages"],
+)
+async def test_a_grant_changed_in_width_ends_the_result_at_its_next_page(
+    make_gateway: GatewayFactory, shop_database: str, before: dict[str, str], after: dict[str, str]
+) -> None:
+    """A page is read only while the token's grant of the tables is as it was when the result was opened."""
+    client = await _gateway(make_gateway, shop_database)
+    await grant(client, TOKEN, "shop_public_items", **before)
+    token = (await _page(client, ITEMS))["counts"]["next"]
+    await grant(client, TOKEN, "shop_public_items", **after)
+    denied = await _get(client, ITEMS, continuation=token)
+    assert denied.status == 403
+    await wait_until(lambda: _held_backends(shop_database) == 0, 10, "the held result closed")
+
+
+async def test_the_pages_of_a_bound_query_keep_its_values(make_gateway: GatewayFactory, shop_database: str) -> None:
+    """A query with parameter values reads its pages from the cursor its values opened."""
+    client = await _gateway(make_gateway, shop_database)
+    query = "SELECT id, note FROM public.items WHERE id > $1"
+    page = await _page(client, query, param="5")
+    read = list(page["rows"])
+    while "next" in page["counts"]:
+        page = await _page(client, query, param="5", continuation=page["counts"]["next"])
+        read += page["rows"]
+    assert sorted(read) == sorted(run_sql(shop_database, "SELECT id, note FROM public.items WHERE id > 5"))
+    assert len(read) > LIMIT

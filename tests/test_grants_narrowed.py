@@ -209,3 +209,20 @@ async def test_a_revoked_grant_takes_its_limits_with_it(shop: TestClient) -> Non
     (listed,) = await listing(shop, "revoked-token-00001")
     assert "columns" not in listed and "row_filter" not in listed
     assert len(shop.app[REGISTRY].state.grant_limits) == 3  # the fixture's three narrowed grants only
+
+
+async def test_a_narrowed_token_binds_parameter_values_and_still_sees_only_its_part(shop: TestClient) -> None:
+    """Parameter values reach a narrowed token's query: its columns and rows only, a hidden column still unknown."""
+
+    async def bound(query: str, value: int) -> tuple[int, Any]:
+        response = await shop.post("/GetData", json={"local_database_name": "shop", "query": query, "params": [value]},
+                                   headers=user_headers(TOKEN))
+        return response.status, orjson.loads(await response.read())
+
+    status, body = await bound("SELECT * FROM public.accounts WHERE id = $1", 2)
+    assert status == 200, body
+    assert [sorted(row) for row in body[0]["data"]] == [sorted(VISIBLE)]
+    status, body = await bound("SELECT * FROM public.accounts WHERE id = $1", 1)  # tenant 7's row
+    assert status == 200 and body[0]["data"] == []
+    status, body = await bound("SELECT email FROM public.accounts WHERE id = $1", 2)
+    assert status == 400 and "HIDDEN" not in str(body)

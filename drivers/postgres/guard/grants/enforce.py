@@ -50,20 +50,24 @@ def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, 
     key = narrowing_key({r: g for r, g in narrowing.items() if r in parsed.relations})
     if not key:
         return NarrowedQuery(parsed, (), parsed)
-    rewritten, edits = _rewrite(sql, seen, key)
+    rewritten, edits = _rewrite(sql, seen, key, parameters)
     final = check_query(rewritten, granted, policy, parameters)
-    _verify(rewritten, policy, key)
+    _verify(rewritten, policy, key, parameters)
     return NarrowedQuery(attrs.evolve(final, fingerprint=parsed.fingerprint), edits, parsed)
 
 
 @functools.lru_cache(maxsize=1024)
-def _rewrite(sql: str, seen: GuardPolicy, key: tuple[tuple[Relation, TableGrant], ...]) -> tuple[str, tuple[TextEdit, ...]]:
-    query = Analyzer(seen.catalog, seen.coercions).analyze_statement(parse_select(sql))
+def _rewrite(sql: str, seen: GuardPolicy, key: tuple[tuple[Relation, TableGrant], ...],
+             parameters: tuple[str | None, ...] = ()) -> tuple[str, tuple[TextEdit, ...]]:
+    # The values only type the query's $n as check_query did; the rewrite copies the text, never a value.
+    query = Analyzer(seen.catalog, seen.coercions, parameters).analyze_statement(parse_select(sql))
     tokens = significant_tokens(sql)
     edits = narrowing_edits(sql, tokens, query, dict(key))
     return apply_edits(sql, tokens, edits), edits
 
 
 @functools.lru_cache(maxsize=1024)
-def _verify(rewritten: str, policy: GuardPolicy, key: tuple[tuple[Relation, TableGrant], ...]) -> None:
-    verify_fenced(Analyzer(policy.catalog, policy.coercions).analyze_statement(parse_select(rewritten)), dict(key))
+def _verify(rewritten: str, policy: GuardPolicy, key: tuple[tuple[Relation, TableGrant], ...],
+            parameters: tuple[str | None, ...] = ()) -> None:
+    analyzer = Analyzer(policy.catalog, policy.coercions, parameters)
+    verify_fenced(analyzer.analyze_statement(parse_select(rewritten)), dict(key))
