@@ -126,13 +126,13 @@ async def test_copy_moves_a_registry_to_postgresql_and_back_exactly(
     ]
     while (await table_data(follower, "copied-reader-0123456", local_table_name="a")).status != 200:
         assert time.monotonic() - copied_at < 1.0, "the gateway on the database did not take the copy within 1 s"
-    assert follower.app[REGISTRY].state.database("shop").password == DISTINCTIVE_PASSWORD
+    assert follower.app[REGISTRY].state.database("shop").connection["password"] == DISTINCTIVE_PASSWORD
 
     back = tmp_path / "back" / "registry.json"
     result = copy(url, f"file:{back}")
     assert result.returncode == 0, result.stderr
     assert file_state(back) == file_state(source)
-    assert file_state(back).database("shop").password == DISTINCTIVE_PASSWORD
+    assert file_state(back).database("shop").connection["password"] == DISTINCTIVE_PASSWORD
     assert DISTINCTIVE_PASSWORD not in back.read_text() + there.stdout + result.stdout
 
 
@@ -215,7 +215,7 @@ async def test_rotate_key_re_encrypts_a_postgresql_registry(
     result = run_command("rotate-key", f"--registry-url={url}", f"--new-key={new}", DBGATEWAY_SECRET_KEY=KEY)
     assert result.returncode == 0, result.stderr
     assert "1 database password" in result.stdout and "registry database postgresql://" in result.stdout
-    stored = run_sql(registry_database, "SELECT document->'databases'->0->>'password' FROM dbgateway_registry.registry")
+    stored = run_sql(registry_database, "SELECT document #>> '{databases,0,secrets,password}' FROM dbgateway_registry.registry")
     assert Fernet(new).decrypt(stored[0][0].removeprefix("fernet:").encode()).decode() == DISTINCTIVE_PASSWORD
     with pytest.raises(RegistryLoadError) as refused:
         await make_gateway(data_dir=tmp_path / "old", registry_url=url, secret_key=KEY)

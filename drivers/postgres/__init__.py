@@ -37,10 +37,20 @@ from drivers.postgres.guard.rules.function_policy import denial_reason, normaliz
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.results.query_errors import CanceledStatementLogFilter
-from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
-from gateway.contract.driver_protocol import ConnectionData, ConnectionField, PoolLimits
+from gateway.contract.driver_protocol import ConnectionData, ConnectionField, FieldKind, PoolLimits
 
-__all__ = ["OPTION_NAMES", "PostgresDriver", "PostgresPool"]
+__all__ = ["CONNECTION_FIELDS", "OPTION_NAMES", "PostgresDriver", "PostgresPool"]
+
+CONNECTION_FIELDS: tuple[ConnectionField, ...] = (
+    ConnectionField("ip", FieldKind.HOST, description="Host name or address of the database server, without port"),
+    ConnectionField("port", FieldKind.PORT, description="TCP port of the database server"),
+    ConnectionField("database", FieldKind.TEXT, description="The database's name on its server"),
+    ConnectionField("username", FieldKind.TEXT, description="The account the gateway reads through"),
+    ConnectionField(
+        "password", FieldKind.TEXT, required=False, secret=True, description="That account's password; never answered"
+    ),
+)
+"""What AddDatabase takes for a PostgreSQL database (the contract's ip, port, database, username, password)."""
 
 _LIMITS = {
     # option: (smallest, largest)
@@ -60,7 +70,7 @@ class PostgresDriver:
     """Opens ``PostgresPool`` s; one instance serves every registered PostgreSQL database."""
 
     base_type = "postgres"
-    connection_fields: tuple[ConnectionField, ...] = DEFAULT_CONNECTION_FIELDS
+    connection_fields: tuple[ConnectionField, ...] = CONNECTION_FIELDS
     """ip, port, database, username (required) and password (optional: trust or peer authentication)."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -328,10 +328,10 @@ class Driver(Protocol):
     """The AddDatabase ``base_type`` this driver serves."""
 
     connection_fields: tuple[ConnectionField, ...]
-    """The AddDatabase parameters its databases need, a subset of ``ip``, ``port``, ``database``, ``username``,
-    ``password`` (``gateway.contract.connection_fields``). The gateway refuses any other, requires the required ones,
-    and hands ``open_pool`` a ``ConnectionData`` holding only these (None elsewhere). A driver without the
-    attribute is taken to need all five, as PostgreSQL does."""
+    """The AddDatabase parameters its databases need, any names, each of a ``FieldKind``, perhaps secret
+    (``gateway.contract.connection_fields``). The gateway refuses another driver's fields, requires the required
+    ones, and hands ``open_pool`` a ``ConnectionData`` holding only these (``connection["name"]``). A driver
+    without the attribute takes no connection field."""
 
     def open_pool(
         self,

@@ -89,7 +89,8 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     def redact_passwords(state: RegistryState) -> None:
         # Databases registered through another gateway arrive here, not through a request.
         for record in state.databases.values():
-            redactor.add(record.password)
+            for secret in record.connection.secrets.values():
+                redactor.add(secret)
 
     store.watch(redact_passwords)
     state = store.open()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from gateway.contract.connection_fields import SLOTS
 from gateway.contract.driver_protocol import CatalogTable
 from gateway.databases.driver_loader import connection_parameters
 from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
@@ -144,7 +143,8 @@ def _warn_about_inheritance_children(app: web.Application, local_name: str, cata
 
 def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     """Parameter names whose value changed; never the values (one is a password)."""
-    return sorted(name for name, slot in SLOTS.items() if getattr(old, slot) != getattr(new, slot))
+    names = {*old.connection.names(), *new.connection.names()}
+    return sorted(name for name in names if old.connection.get(name) != new.connection.get(name))
 
 
 OPERATIONS = (
@@ -179,8 +179,8 @@ OPERATIONS = (
         Access.ADMIN,
         "Change a database's connection data (e.g. a rotated password), verified by connecting first",
         description="local_database_name is required; give at least one of the connection fields the database's "
-        "driver declares (postgres: ip, port, database, username, password); any other is 400. base_type cannot "
-        "change. Nothing is saved when the new data cannot connect.",
+        "driver declares (the parameters below; each says which drivers take it when not all do); another "
+        "driver's field is 400. base_type cannot change. Nothing is saved when the new data cannot connect.",
         inputs=ConnectionChanges,
         body=True,
         answers={200: json_answer("The new connection data", DATABASE_DATA)},
