@@ -28,7 +28,7 @@ docs/security.md ("The size and cost model") explains each.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -37,7 +37,16 @@ from drivers.postgres.guard.rules.function_policy import denial_reason, normaliz
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.results.query_errors import CanceledStatementLogFilter
-from gateway.contract.driver_protocol import ConnectionData, ConnectionField, FieldKind, PoolLimits
+from drivers.postgres.grant_notes import children_not_granted
+from gateway.contract.driver_protocol import (
+    CatalogTable,
+    ConnectionData,
+    ConnectionField,
+    FieldKind,
+    GrantNote,
+    PoolLimits,
+    TableRef,
+)
 
 __all__ = ["CONNECTION_FIELDS", "OPTION_NAMES", "PostgresDriver", "PostgresPool"]
 
@@ -100,6 +109,12 @@ class PostgresDriver:
             for name in sorted(options.allow - options.deny)
             if (reason := denial_reason(name)) is not None
         ]
+
+    def grant_notes(
+        self, catalog: Sequence[CatalogTable], table: TableRef, granted: frozenset[TableRef]
+    ) -> list[GrantNote]:
+        """Inheritance children of ``table`` outside ``granted``: GetData never returns their rows through it."""
+        return children_not_granted(catalog, table, granted)
 
     def open_pool(
         self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger

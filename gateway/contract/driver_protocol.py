@@ -38,7 +38,7 @@ import contextlib
 import contextvars
 import enum
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -59,6 +59,7 @@ __all__ = [
     "DatabasePool",
     "Driver",
     "FieldKind",
+    "GrantNote",
     "PoolLimits",
     "PoolStats",
     "QueryResult",
@@ -178,33 +179,42 @@ def lingering_reported_to(sink: LingeringSink) -> Iterator[None]:
         _lingering_sink.reset(reset)
 
 
-class TableKind(enum.Enum):
-    """The relation kinds AddDatabase registers."""
+class TableKind(enum.StrEnum):
+    """The relation kinds every database has; a driver names others with strings of its own (``CatalogTable.kind``)."""
 
     TABLE = "table"
     VIEW = "view"
-    MATERIALIZED_VIEW = "materialized_view"
-    FOREIGN_TABLE = "foreign_table"
-    PARTITIONED_TABLE = "partitioned_table"
 
 
 @attrs.frozen
 class CatalogTable:
-    """One relation found in a database's catalog."""
+    """One relation found in a database's catalog; a driver may subclass it to carry what it needs later.
+
+    The gateway reads ``folder`` and ``table`` only; it hands the same objects
+    back to the driver's ``grant_notes``.
+    """
 
     folder: str
     """Schema (the specification's folder), exactly as the database spells it."""
     table: str
     """Relation name inside the folder, exactly as the database spells it."""
-    kind: TableKind
-    """What sort of relation it is."""
-    inherits_from: tuple[tuple[str, str], ...] = ()
-    """``(folder, table)`` of each table it inherits from directly, partitioning excluded.
+    kind: str
+    """What sort of relation it is: a ``TableKind``, or the driver's own word (lower-case, ``_`` between words)."""
 
-    The gateway warns when a granted table has inheritance children outside the
-    grants: a driver that reads tables as ONLY (PostgreSQL's does) never returns
-    their rows through the parent. A backend without table inheritance leaves it empty.
+
+@attrs.frozen
+class GrantNote:
+    """What an operator should know about a grant, in the driver's words; the gateway logs it at warning.
+
+    E.g. PostgreSQL's inheritance children that the grants leave out: their rows
+    never come back through the granted parent.
     """
+
+    event: str
+    """The log event, lower-case with ``_`` (``inheritance_children_not_granted``)."""
+    fields: Mapping[str, Any]
+    """Its fields (never a secret); the gateway adds ``local_table_name``, ``table`` (``folder.table``) and
+    ``not_granted_to`` (whose grants were compared)."""
 
 
 @attrs.frozen
@@ -322,7 +332,15 @@ class DatabasePool(Protocol):
 
 
 class Driver(Protocol):
-    """A backend factory, registered under its ``base_type`` name."""
+    """A backend factory, registered under its ``base_type`` name.
+
+    Optional members the gateway looks for (``getattr``): ``startup_warnings()``
+    (options that weaken a protection), ``grant_notes(catalog, table, granted)``
+    (a list of ``GrantNote``: what an operator should know when ``table`` is
+    granted and ``granted`` is all its grantees may read in the database;
+    ``catalog`` is the driver's own ``read_catalog`` answer, no I/O), and
+    ``refusal_reasons`` (its own ``QueryRejected`` reason slugs, kept as metric labels).
+    """
 
     base_type: str
     """The AddDatabase ``base_type`` this driver serves."""

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from gateway.contract.driver_protocol import CatalogTable
 from gateway.databases.driver_loader import connection_parameters
-from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.databases.grant_notes import log_grant_notes
 from gateway.errors import BadRequest
 from gateway.observability.audit import AdminAction
 from gateway.registry import DatabaseRecord, RegistryState
@@ -82,8 +82,7 @@ async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> 
     app = request.app
     local_name = inputs.local_database_name
     record = app[REGISTRY].state.database(local_name)
-    # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
-    # allowlist) is derived again, as on registration.
+    # A fresh pool: whatever the driver derived from the catalog is derived again, as on registration.
     async with app[POOLS].on_trial(record) as pool:
         catalog = await pool.read_catalog()
         changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
@@ -94,7 +93,7 @@ async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> 
         removed=list(changes.removed),
         unchanged=changes.unchanged,
     )
-    _warn_about_inheritance_children(app, local_name, catalog)
+    _log_grant_notes(app, local_name, catalog)
     return success(
         {
             "local_name": local_name,
@@ -129,16 +128,16 @@ async def update_database(request: web.Request, inputs: ConnectionChanges) -> we
     return success(database_data(record), as_array=True)
 
 
-def _warn_about_inheritance_children(app: web.Application, local_name: str, catalog: list[CatalogTable]) -> None:
-    """For each granted table of the database, warn about its inheritance children that no token was granted."""
+def _log_grant_notes(app: web.Application, local_name: str, catalog: list[CatalogTable]) -> None:
+    """For each granted table of the database, what its driver says about it beside every token's grants."""
     state = app[REGISTRY].state
+    driver = app[DRIVERS].get(state.database(local_name).base_type)
     granted = frozenset(
         address for addresses in state.grants.values() for address in addresses if address.database == local_name
     )
-    descendants = inheritance_descendants(catalog)
     granted_refs = frozenset((address.folder, address.table) for address in granted)
     for table in sorted((t for t in state.tables.values() if t.address in granted), key=lambda t: t.local_name):
-        warn_children_not_granted(app[LOGGER], table, descendants, granted_refs, granted_to="any token")
+        log_grant_notes(app[LOGGER], driver, catalog, table, granted_refs, granted_to="any token")
 
 
 def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
