@@ -38,6 +38,7 @@ from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.results.query_errors import CanceledStatementLogFilter
 from drivers.postgres.grant_notes import children_not_granted
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.contract.driver_protocol import (
     CatalogTable,
     ConnectionData,
@@ -80,6 +81,8 @@ class PostgresDriver:
 
     base_type = "postgres"
     connection_fields: tuple[ConnectionField, ...] = CONNECTION_FIELDS
+    refusal_reasons: tuple[str, ...] = tuple(PostgresRefusal)
+    """The guard's own refusal reasons (type, operator, collation): counted apart in the refusal metric."""
     """ip, port, database, username (required) and password (optional: trust or peer authentication)."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

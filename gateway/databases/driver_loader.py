@@ -86,6 +86,11 @@ class DriverCatalog:
         return [self._drivers[name] for name in self.names]
 
     @property
+    def refusal_reasons(self) -> frozenset[str]:
+        """The refusal reason slugs the installed drivers declare (``refusal_reasons``), for the metric's labels."""
+        return frozenset(reason for driver in self.drivers for reason in getattr(driver, "refusal_reasons", ()))
+
+    @property
     def secret_fields(self) -> tuple[str, ...]:
         """The connection field names any installed driver declares secret."""
         return secret_names(declared_fields(driver) for driver in self.drivers)

@@ -17,7 +17,7 @@ import asyncio
 import enum
 import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -62,6 +62,7 @@ LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0,
 """Upper bounds of ``dbgateway_event_loop_lag_seconds``'s buckets (seconds); 20 ms is issue 10's bound."""
 
 _REFUSAL_REASONS = frozenset(reason.value for reason in RefusalReason)
+"""The refusal reasons every gateway counts apart; the installed drivers add theirs (``GatewayMetrics``)."""
 
 
 class QueryOutcome(enum.StrEnum):
@@ -103,10 +104,13 @@ def query_outcome(error: BaseException | None) -> QueryOutcome | None:
     return None
 
 
-def refusal_reason(error: QueryRejected) -> str:
-    """The error's ``RefusalReason`` slug; anything a driver made up counts as ``other``."""
+def refusal_reason(error: QueryRejected, known: frozenset[str] = _REFUSAL_REASONS) -> str:
+    """The error's reason slug if ``known`` (a ``RefusalReason`` or a driver's declared one), else ``other``.
+
+    Only declared slugs become labels: a label per made-up reason would let a driver grow the metric without end.
+    """
     reason = getattr(error, "reason", RefusalReason.OTHER)
-    return str(reason) if reason in _REFUSAL_REASONS else RefusalReason.OTHER.value
+    return str(reason) if reason in known else RefusalReason.OTHER.value
 
 
 def route_label(request: web.Request) -> str:
@@ -143,7 +147,10 @@ class _LabelledChildren:
 class GatewayMetrics:
     """The metric objects of one app and the registry that exposes them."""
 
-    def __init__(self, pool_stats: Callable[[], Mapping[str, PoolStats]]) -> None:
+    def __init__(
+        self, pool_stats: Callable[[], Mapping[str, PoolStats]], driver_refusal_reasons: Iterable[str] = ()
+    ) -> None:
+        self._refusal_reasons = _REFUSAL_REASONS | frozenset(driver_refusal_reasons)
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -210,7 +217,7 @@ class GatewayMetrics:
             return
         self._queries_by(database, outcome.value).inc()
         if isinstance(error, QueryRejected):
-            self.getdata_refusals.labels(database, refusal_reason(error)).inc()
+            self.getdata_refusals.labels(database, refusal_reason(error, self._refusal_reasons)).inc()
 
     def exposition(self) -> bytes:
         """Every metric in the Prometheus text format."""
