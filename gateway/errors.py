@@ -58,8 +58,7 @@ class UnsupportedBaseType(BadRequest):
 class RefusalReason(enum.StrEnum):
     """Why GetData refused a query before running it: stable slugs for the refusal metric's label.
 
-    The reasons any SQL database's guard has; a driver adds its own as ``Driver.refusal_reasons``
-    (PostgreSQL's: a type, operator or collation it does not allow).
+    The reasons any SQL database's guard has; a driver adds its own as ``Driver.refusal_reasons``.
     """
 
     SYNTAX = "syntax"

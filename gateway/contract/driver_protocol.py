@@ -86,9 +86,11 @@ class PoolLimits:
     row_limit: int
     """Rows a GetData answer carries at most; more sets ``truncated``."""
     batch_size: int = 5000
-    """Rows fetched from the database per round trip while streaming, at most (fewer when rows are large)."""
+    """Rows fetched from the database per round trip while streaming, at most (fewer when rows are large);
+    the operator's ``fetch_batch_size``, a driver setting."""
     max_row_bytes: int = 64 * 1024 * 1024
-    """Largest result row (its size in the database) a query may return; a larger one fails the query."""
+    """Largest result row (its size in the database) a query may return; a larger one fails the query
+    (``ResultTooLarge``); the operator's ``max_row_bytes``, a driver setting."""
 
 
 ACQUIRE_WAIT_BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -206,12 +208,12 @@ class CatalogTable:
 class GrantNote:
     """What an operator should know about a grant, in the driver's words; the gateway logs it at warning.
 
-    E.g. PostgreSQL's inheritance children that the grants leave out: their rows
-    never come back through the granted parent.
+    E.g. tables whose rows a granted table's rows would include in the database, which the driver
+    never returns through it and the grants leave out.
     """
 
     event: str
-    """The log event, lower-case with ``_`` (``inheritance_children_not_granted``)."""
+    """The log event, lower-case with ``_``."""
     fields: Mapping[str, Any]
     """Its fields (never a secret); the gateway adds ``local_table_name``, ``table`` (``folder.table``) and
     ``not_granted_to`` (whose grants were compared)."""
@@ -242,7 +244,7 @@ class CheckedQuery(Protocol):
     @property
     def fingerprint(self) -> str:
         """A fingerprint of the normalised query: the same for queries that differ only in constants,
-        spacing, case of keywords or comments (PostgreSQL: pglast's, i.e. pg_query's fingerprint)."""
+        spacing, case of keywords or comments (a parser library's fingerprint where the dialect has one)."""
         ...
 
 
@@ -282,8 +284,8 @@ class QueryResult(Protocol):
     def encoded(self, rows: int, size: int) -> None:
         """The gateway encoded the next ``rows`` rows as ``size`` bytes; called after each slice it encodes.
 
-        A driver that sizes its fetches by the rows' bytes (PostgreSQL's fetch
-        budget, ``drivers/postgres/results/row_bounds.py``) reads it; others do nothing.
+        A driver that sizes its fetches by the rows' bytes (a fetch budget in bytes)
+        reads it; others do nothing.
         """
         ...
 

@@ -3,9 +3,7 @@
 The gateway knows nothing of why: it reads the database's catalog, asks the
 database's driver for its ``GrantNote`` s about one granted table and the tables
 its grantees may read, and logs each with the table's names and whose grants
-were compared. PostgreSQL's driver notes inheritance children the grants leave
-out (``drivers/postgres/grant_notes.py``). A driver without ``grant_notes`` has
-nothing to say.
+were compared. A driver without ``grant_notes`` has nothing to say.
 
 - when a table is granted (``POST /GrantTableAccess/``): against this token's grants;
 - when a database is refreshed: for each table granted to any token, against

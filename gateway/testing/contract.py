@@ -28,6 +28,7 @@ import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
 from gateway.databases.driver_loader import ENTRY_POINT_GROUP, declared_fields
+from gateway.contract.connection_fields import ConnectionField, FieldKind
 from gateway.contract.driver_protocol import Driver
 from gateway.testing.catalog_contract import LOCAL_DATABASE, CatalogContract, Gateway
 from gateway.testing.driver_under_test import (
@@ -45,8 +46,23 @@ SCRATCH_FOLDER = "database"
 PROBE_SECONDS = 20.0
 """Deadline for the driver's probe to see a query start or stop (generous: CI machines are busy)."""
 
-_FIELD_SAMPLES = {"ip": "127.0.0.1", "port": "5432", "database": "kit", "username": "kit", "password": "kit"}
-"""A valid value of each of PostgreSQL's connection fields (always installed), for those a driver does not declare."""
+_KIND_SAMPLES = {FieldKind.HOST: "127.0.0.1", FieldKind.PORT: "5432", FieldKind.INTEGER: "1", FieldKind.BOOLEAN: "true"}
+"""A valid value of each kind of connection field (text: ``kit``; a choice: its first)."""
+
+
+def _sample(field: ConnectionField) -> str:
+    return field.choices[0] if field.choices else _KIND_SAMPLES.get(field.kind, "kit")
+
+
+def other_drivers_fields() -> list[ConnectionField]:
+    """The connection fields of every installed driver that builds without options (the gateway knows them all)."""
+    fields: list[ConnectionField] = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            fields.extend(declared_fields(entry.load()({})))
+        except Exception:  # a driver needing options, or failing to import, is not the one under test
+            continue
+    return fields
 
 
 def installed_driver(under_test: DriverUnderTest, workdir: Path) -> Driver:
@@ -159,8 +175,9 @@ class DriverContract(CatalogContract):
         )
         shown = {field.name for field in declared_fields(driver) if not field.secret}
         assert set(body[0]) - {"status", "local_name", "base_type"} <= shown, body
-        for undeclared in [name for name in _FIELD_SAMPLES if name not in declared]:
-            parameters = {**scratch.parameters, undeclared: _FIELD_SAMPLES[undeclared]}
+        others = {field.name: field for field in other_drivers_fields() if field.name not in declared}
+        for undeclared, field in others.items():
+            parameters = {**scratch.parameters, undeclared: _sample(field)}
             parameters.update(local_database_name="kit_other", base_type=self.under_test.base_type)
             response = await client.put("/Database", params=parameters, headers=admin_headers())
             assert undeclared in await error_of(response, 400, "bad_request")

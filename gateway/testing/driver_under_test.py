@@ -175,8 +175,8 @@ class DriverUnderTest(abc.ABC):
     def query_running(self, database: ScratchDatabase) -> bool:
         """Whether a query of the gateway is running in ``database`` right now (the kit polls it, with a deadline).
 
-        Called in a thread, outside the gateway; it must not disturb the query. PostgreSQL's asks
-        ``pg_stat_activity``; a file database may try to take a lock readers hold. Without a way to
+        Called in a thread, outside the gateway; it must not disturb the query. A server database may
+        ask its activity view; a file database may try to take a lock readers hold. Without a way to
         watch, leave it out and name ``Capability.WATCH_RUNNING_QUERY`` in ``lacks``.
         """
         raise NotImplementedError(

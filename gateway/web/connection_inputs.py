@@ -129,7 +129,7 @@ DATABASE_DATA = Component("DatabaseData", _database_data_schema)
 def database_data(record: DatabaseRecord) -> dict[str, str]:
     """GetDatabaseData's fields for a database: the connection fields its driver declared, never a secret."""
     answer = {"local_name": record.local_name}
-    for name, value in record.connection.values.items():  # the driver's order (postgres: the contract's fields)
+    for name, value in record.connection.values.items():  # in the driver's declaration order
         answer[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     answer["base_type"] = record.base_type
     return answer
@@ -245,7 +245,7 @@ def valid_host(parameter: str, value: str) -> str:
 
 
 def valid_connection_text(parameter: str, value: str) -> str:
-    """Text a driver can pass on: libpq (and most client libraries) cannot carry a NUL character."""
+    """Text a driver can pass on: most client libraries cannot carry a NUL character."""
     if "\x00" in value:
         raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
     return value

@@ -84,7 +84,7 @@ async def grant_table_access(request: web.Request, inputs: NewGrant) -> web.Resp
 
 
 async def _log_grant_notes(app: web.Application, table: TableRecord, token_hash: str) -> None:
-    """Log what the database's driver says about this grant (PostgreSQL: inheritance children left out).
+    """Log what the database's driver says about this grant (``Driver.grant_notes``).
 
     The grant is saved already and stands whatever happens here: a database that
     cannot be read now only costs the notes (a debug line says so).
