@@ -25,16 +25,16 @@ unchanged and means the same:
   optional; absent means none. It is written only when there is one, so a file
   without minted tokens stays readable by a gateway that predates the key.
 - ``password`` (version 2: every value of ``secrets``) may be ``fernet:<token>``
-  (encrypted with the ``secret_key`` setting) or ``clear:<password>``; see ``secrets_at_rest``. Loading such a
-  password without the right key fails with a message naming the database;
+  (encrypted with the ``secret_key`` setting) or ``clear:<password>``; see
+  ``secrets_at_rest``. Loading such a password without the right key fails
+  with a message naming the database;
   the file is never rewritten then. A gateway that predates encryption would
   take ``fernet:...`` for a password and fail to connect, so upgrade every
   gateway sharing a file before configuring a key.
-- ``host``, ``port``, ``database``, ``username`` and ``password`` of a database
-  are present only when its driver declares them (``gateway.contract.connection_fields``);
-  PostgreSQL declares all five, so its databases are written as before. A
-  gateway that predates the declarations refuses a file holding a database
-  without one of them (a missing field), never misreads it.
+- (version 1) ``host``, ``port``, ``database``, ``username`` and ``password`` of
+  a database were present only when its driver declared them; a gateway that
+  predates the declarations refuses a file holding a database without one of
+  them (a missing field), never misreads it.
 """
 
 from __future__ import annotations
