@@ -60,7 +60,10 @@ class UnsupportedBaseType(BadRequest):
 
 
 class RefusalReason(enum.StrEnum):
-    """Why GetData refused a query before running it: stable slugs for the refusal metric's label."""
+    """Why GetData refused a query before running it: stable slugs for the refusal metric's label.
+
+    The reasons any SQL database's guard has; a driver adds its own as ``Driver.refusal_reasons``.
+    """
 
     SYNTAX = "syntax"
     """The text does not parse (or is not UTF-8, holds a NUL, nests too deeply)."""
@@ -76,14 +79,8 @@ class RefusalReason(enum.StrEnum):
     """A table the token has no grant for."""
     FUNCTION = "function"
     """A function outside the allowlist (or one revealing the account or server settings)."""
-    TYPE = "type"
-    """A type outside pg_catalog, or one that looks catalog objects up (reg*)."""
-    OPERATOR = "operator"
-    """An operator outside pg_catalog."""
-    COLLATION = "collation"
-    """A collation outside pg_catalog."""
     OTHER = "other"
-    """Anything else (and any reason a driver names that is not in this list)."""
+    """Anything else (and any reason a driver names that is neither here nor in its ``refusal_reasons``)."""
 
 
 class QueryRejected(BadRequest):

@@ -150,13 +150,13 @@ def read_terminal_until(descriptor: int, wanted: str, seconds: float = 20.0) -> 
 
 
 AARDVARK_DRIVER = """
-from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
+from drivers.postgres import CONNECTION_FIELDS
 from gateway.errors import DatabaseUnavailable
 
 
 class AardvarkDriver:
     base_type = "aardvark"
-    connection_fields = DEFAULT_CONNECTION_FIELDS
+    connection_fields = CONNECTION_FIELDS
 
     def __init__(self, options=None):
         pass

@@ -25,6 +25,20 @@ same = ValueSample.unchanged
 class PostgresDatabase(DriverUnderTest):
     base_type = "postgres"
     folder = "public"
+    # PostgreSQL's own catalogs and statistics views, and the functions that turn a name or an oid into text.
+    catalog_probes = (
+        "SELECT relname FROM pg_catalog.pg_class",
+        "SELECT relname FROM pg_class",
+        "SELECT tablename FROM pg_catalog.pg_tables",
+        "SELECT relname FROM pg_catalog.pg_stat_user_tables",
+        "SELECT attrelid::regclass::text FROM pg_catalog.pg_attribute",
+        "SELECT typname FROM pg_catalog.pg_type",
+        "SELECT query FROM pg_catalog.pg_stat_activity",
+        "SELECT to_regclass('public.items')::oid::regclass::text",
+        "SELECT string_agg(table_name, ',') FROM information_schema.tables",
+        "SELECT * FROM information_schema.table_privileges",
+        "SELECT obj_description(oid) FROM pg_catalog.pg_class",
+    )
     id_type = ValueType("integer", "integer", "integer", ())
     text_type = ValueType("text", "text", "text", ())
     value_types = (

@@ -19,14 +19,9 @@ import pytest
 import structlog
 from aiohttp.test_utils import TestClient
 
-from drivers.postgres import PostgresDriver, PostgresPool
+from drivers.postgres import CONNECTION_FIELDS, PostgresDriver, PostgresPool
 from gateway.databases import driver_loader
-from gateway.contract.connection_fields import (
-    DEFAULT_CONNECTION_FIELDS,
-    ConnectionData,
-    ConnectionField,
-    FieldKind,
-)
+from gateway.contract.connection_fields import ConnectionData, ConnectionField, FieldKind, as_connection
 from gateway.settings.config import GatewayConfig
 from gateway.web.connection_inputs import connection_change_parameters, new_connection_parameters
 from gateway.databases.driver_loader import DriverCatalog, connection_parameters
@@ -55,7 +50,10 @@ class LocalPostgresDriver(PostgresDriver):
     ) -> PostgresPool:
         LocalPostgresDriver.received.append(connection)
         server = server_parameters()
-        full = ConnectionData(server["ip"], int(server["port"]), connection.database, server["username"], server["password"])
+        full = as_connection(
+            CONNECTION_FIELDS,
+            {**server, "port": int(server["port"]), "database": connection["database"]},
+        )
         return super().open_pool(full, limits, logger)
 
 
@@ -86,11 +84,11 @@ async def test_a_database_of_a_driver_with_fewer_fields_keeps_and_answers_only_t
 ) -> None:
     """AddDatabase needs only the declared field; the driver gets only it; GetDatabaseData answers only it."""
     await success_of(await add(gateway, base_type=LOCAL_TYPE, database=local_database))
-    assert LocalPostgresDriver.received[-1] == ConnectionData(database=local_database)
+    assert LocalPostgresDriver.received[-1] == ConnectionData({"database": local_database})
     answer = await success_of(await gateway.get("/Database", params={"local_database_name": "local"}, headers=admin_headers()))
     assert answer == [{"status": "success", "local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
     stored = json.loads(Path(registry_path(gateway)).read_text())["databases"]
-    assert stored == [{"local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
+    assert stored == [{"local_name": "local", "base_type": LOCAL_TYPE, "connection": {"database": local_database}}]
 
 
 async def test_the_registry_holding_such_a_database_loads_again(
@@ -138,25 +136,104 @@ async def test_patch_changes_declared_fields_only(gateway: TestClient, local_dat
     assert answer == [{"status": "success", "local_name": "local", "database": local_database, "base_type": LOCAL_TYPE}]
 
 
-def test_a_declaration_the_registry_cannot_hold_is_refused() -> None:
-    """A field outside the five slots, or a secret other than password, makes the driver unusable."""
+def test_a_declaration_the_gateway_cannot_serve_is_refused() -> None:
+    """A badly formed name, an operation's own parameter, a secret not of kind text, or choices astray."""
+    odd = [
+        ConnectionField("File Path", FieldKind.TEXT),
+        ConnectionField("base_type", FieldKind.TEXT),
+        ConnectionField("pin", FieldKind.INTEGER, secret=True),
+        ConnectionField("ssl_mode", FieldKind.CHOICE),
+        ConnectionField("path", FieldKind.TEXT, choices=("a",)),
+    ]
+    for field in odd:
 
-    class Odd(PostgresDriver):
-        connection_fields = (ConnectionField("path", FieldKind.TEXT),)
+        class Odd(PostgresDriver):
+            connection_fields = (field,)
 
-    class LeakyPassword(PostgresDriver):
-        connection_fields = (ConnectionField("password", FieldKind.TEXT),)
-
-    for driver in (Odd(), LeakyPassword()):
         with pytest.raises(ValueError, match="connection field"):
-            DriverCatalog({"odd": driver})
+            DriverCatalog({"odd": Odd()})
+
+
+FILE_TYPE = "pgfile"
+"""A driver declaring fields of any names and kinds (as DuckDB's or MySQL's would), on the test server."""
+
+
+class FileLikeDriver(LocalPostgresDriver):
+    base_type = FILE_TYPE
+    connection_fields = (
+        ConnectionField("path", FieldKind.TEXT, description="Where the database is"),
+        ConnectionField("read_only", FieldKind.BOOLEAN, required=False),
+        ConnectionField("ssl_mode", FieldKind.CHOICE, choices=("disable", "require")),
+        ConnectionField("threads", FieldKind.INTEGER, required=False),
+        ConnectionField("api_key", FieldKind.TEXT, required=False, secret=True),
+    )
+
+    def open_pool(
+        self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger
+    ) -> PostgresPool:
+        LocalPostgresDriver.received.append(connection)
+        server = {**server_parameters(), "port": int(server_parameters()["port"]), "database": connection["path"]}
+        return PostgresDriver.open_pool(self, as_connection(CONNECTION_FIELDS, server), limits, logger)
+
+
+@pytest.fixture
+def file_driver_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_entry_points = driver_loader.entry_points
+    installed = EntryPoint(FILE_TYPE, f"{__name__}:FileLikeDriver", driver_loader.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(driver_loader, "entry_points", lambda *, group: [*real_entry_points(group=group), installed])
+
+
+async def test_fields_of_any_names_and_kinds_are_stored_as_one_object_and_the_secret_never_answered(
+    file_driver_installed: None, make_gateway: Any, local_database: str
+) -> None:
+    """Text, boolean, choice, integer and a secret: checked, handed to the driver typed, stored, answered but the secret."""
+    gateway = await make_gateway()
+    fields = {"path": local_database, "read_only": "true", "ssl_mode": "require", "threads": "4", "api_key": "k-Wombat-9"}
+    response = await add(gateway, base_type=FILE_TYPE, **fields)
+    await success_of(response)
+    assert LocalPostgresDriver.received[-1] == ConnectionData(
+        {"path": local_database, "read_only": True, "ssl_mode": "require", "threads": 4}, {"api_key": "k-Wombat-9"}
+    )
+    answer = await success_of(await gateway.get("/Database", params={"local_database_name": "local"}, headers=admin_headers()))
+    assert answer == [{
+        "status": "success", "local_name": "local", "path": local_database, "read_only": "true",
+        "ssl_mode": "require", "threads": "4", "base_type": FILE_TYPE,
+    }]
+    stored = json.loads(Path(registry_path(gateway)).read_text())["databases"][0]
+    assert stored["connection"] == {"path": local_database, "read_only": True, "ssl_mode": "require", "threads": 4}
+    assert stored["secrets"] == {"api_key": "k-Wombat-9"}  # clear: this gateway has no secret_key
+    again = await make_gateway()
+    answer = await success_of(await again.get("/Database", params={"local_database_name": "local"}, headers=admin_headers()))
+    assert answer[0]["read_only"] == "true" and "api_key" not in answer[0]
+    for wrong, message in [
+        ({"ssl_mode": "sometimes"}, "must be one of disable, require"),
+        ({"read_only": "perhaps"}, "must be true or false"),
+        ({"threads": "many"}, "must be an integer"),
+        ({"ip": "127.0.0.1"}, "its fields are: path, read_only, ssl_mode, threads, api_key"),
+    ]:
+        response = await add(gateway, base_type=FILE_TYPE, **{**fields, "local_database_name": "other", **wrong})
+        assert response.status == 400 and message in (await error_of(response))["message"]
+
+
+def test_the_document_describes_fields_of_any_kind() -> None:
+    """AddDatabase's parameters and the DatabaseData answer come from the declarations, kinds and all."""
+    documented = connection_documented(PostgresDriver(), FileLikeDriver())
+    assert documented["read_only"].schema == {"type": "string", "enum": ["true", "false"]}
+    assert documented["ssl_mode"].schema == {"type": "string", "enum": ["disable", "require"]}
+    assert documented["threads"].schema == {"type": "integer"}
+    assert documented["api_key"].secret and not documented["ssl_mode"].secret
+    catalog = DriverCatalog({"postgres": PostgresDriver(), FILE_TYPE: FileLikeDriver()})
+    document = build_document(handler_operations(), DocumentContext(GatewayConfig(), catalog))
+    answer = document["components"]["schemas"]["DatabaseData"]
+    assert "api_key" not in answer["items"]["properties"] and "path" in answer["items"]["properties"]
+    assert "postgres: ip, port, database, username" in answer["description"]
 
 
 def test_connection_parameters_list_each_field_once() -> None:
-    """The fields of all drivers, in slot order; required only where every driver requires it."""
+    """The fields of all drivers, in the order first declared; required only where every driver requires it."""
     fields = connection_parameters([PostgresDriver(), LocalPostgresDriver()])
     assert [field.name for field in fields] == ["ip", "port", "database", "username", "password"]
-    assert fields == list(DEFAULT_CONNECTION_FIELDS)
+    assert fields == list(CONNECTION_FIELDS)
     optional_database = ConnectionField("database", FieldKind.TEXT, required=False)
 
     class Optional(PostgresDriver):

@@ -203,6 +203,8 @@ class TestGetDataMetrics:
         client = await open_items(await make_gateway(statement_timeout=0.5), items_database)
         assert (await get_data(client, "select id from public.items")).status == 200
         assert (await error_of(await get_data(client, "select id from items")))["error"] == "query_rejected"
+        response = await get_data(client, "select 'public.items'::regclass::oid as o from public.items")
+        assert (await error_of(response))["error"] == "query_rejected"  # a reason the PostgreSQL driver declares
         response = await get_data(client, "select id from public.other")
         assert (await error_of(response))["error"] == "query_rejected"
         assert (await error_of(await get_data(client, "select nope from public.items")))["error"] == "query_failed"
@@ -219,8 +221,9 @@ class TestGetDataMetrics:
             outcome: samples.value("dbgateway_getdata_queries_total", database="items", outcome=outcome)
             for outcome in ("ok", "refused", "failed", "timeout", "unavailable", "denied")
         }
-        assert counts == {"ok": 1, "refused": 2, "failed": 1, "timeout": 1, "unavailable": 0, "denied": 1}
+        assert counts == {"ok": 1, "refused": 3, "failed": 1, "timeout": 1, "unavailable": 0, "denied": 1}
         assert samples.value("dbgateway_getdata_refusals_total", database="items", reason="not_qualified") == 1
+        assert samples.value("dbgateway_getdata_refusals_total", database="items", reason="type") == 1
         assert samples.value("dbgateway_getdata_refusals_total", database="items", reason="not_granted") == 1
         # A name that is not registered must not become a label (clients choose it).
         assert samples.label_values("dbgateway_getdata_queries_total", "database") == {"items"}

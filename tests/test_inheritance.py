@@ -228,7 +228,7 @@ async def test_a_grant_succeeds_while_the_database_is_down(make_gateway: Gateway
     listed = await client.get("/GrantTableAccess/", params={"user_token": TOKEN}, headers=admin_headers())
     assert [t["local_table_name"] for t in (await success_of(listed))[0]["tables"]] == ["doomed_pub_items"]
     entries = await read_logs(client)
-    skipped = [e for e in entries if e["event"] == "inheritance_check_skipped"]
+    skipped = [e for e in entries if e["event"] == "grant_notes_skipped"]
     assert len(skipped) == 1 and skipped[0]["level"] == "debug" and skipped[0]["local_table_name"] == "doomed_pub_items"
     assert warnings_about_children(entries) == []
 

@@ -425,7 +425,7 @@ async def test_changing_the_database_saves_it_and_replaces_the_pool(gateway: Tes
         status, body = await get_data(gateway, "reader-token-0001", "moving", "SELECT * FROM public.t")
         assert status == 200 and body[0]["data"] == [{"id": 2, "note": "two"}]
         assert await wait_for_no_sessions(first) == 0
-        assert json.loads(registry_path(gateway).read_text())["databases"][0]["database"] == second
+        assert json.loads(registry_path(gateway).read_text())["databases"][0]["connection"]["database"] == second
     finally:
         drop_database(first)
         drop_database(second)
@@ -438,7 +438,7 @@ async def test_a_new_password_is_saved_and_never_answered(shop: TestClient) -> N
     )
     assert DISTINCTIVE_PASSWORD not in await response.text()
     assert (await success_of(response))[0]["local_name"] == "shop"
-    assert shop.app[REGISTRY].state.database("shop").password == DISTINCTIVE_PASSWORD
+    assert shop.app[REGISTRY].state.database("shop").connection["password"] == DISTINCTIVE_PASSWORD
     assert DISTINCTIVE_PASSWORD not in json.dumps(await read_logs(shop))
 
 

@@ -24,7 +24,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.guard.sql_guard import ParsedQuery
 from gateway.settings.config import ConfigError, structure_config
-from gateway.contract.driver_protocol import ConnectionData, PoolLimits
+from drivers.postgres import CONNECTION_FIELDS
+from gateway.contract.connection_fields import as_connection
+from gateway.contract.driver_protocol import PoolLimits
 from gateway.errors import DatabaseUnavailable, QueryTimeout
 from support import (
     admin_headers,
@@ -308,7 +310,7 @@ class TestCatalogReads:
         """
         server = server_parameters()
         pool = PostgresPool(
-            ConnectionData(server["ip"], int(server["port"]), items_database, server["username"], server["password"]),
+            as_connection(CONNECTION_FIELDS, {**server, "port": int(server["port"]), "database": items_database}),
             PoolLimits(min_size=1, max_size=1, acquire_timeout=0.5, statement_timeout=1, row_limit=10, batch_size=10),
             structlog.get_logger(),
             GuardOptions(),

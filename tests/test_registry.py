@@ -12,21 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import attrs
 import pytest
 from aiohttp.test_utils import TestClient
-
-from gateway.registry import FileRegistryStore, RegistryLoadError
+from cryptography.fernet import Fernet
 from gateway_processes import GatewayProcess, answer
 from support import (
     ADMIN_TOKEN,
     DISTINCTIVE_PASSWORD,
+    GatewayFactory,
     admin_headers,
     all_table_names,
     database_from,
     database_parameters,
     error_of,
     free_port,
-    GatewayFactory,
     grant,
     granted_names,
     read_logs,
@@ -40,6 +40,11 @@ from support import (
     user_headers,
     wait_until_listening,
 )
+
+from gateway.contract.connection_fields import ConnectionData
+from gateway.registry import FileRegistryStore, RegistryLoadError
+from gateway.registry.file_format import dump_registry, load_registry
+from gateway.registry.secrets_at_rest import PasswordCipher
 
 FIFTY_TABLES_SQL = (
     "DO $$ BEGIN FOR i IN 1..50 LOOP EXECUTE format('CREATE TABLE public.t%s (id integer)', i); END LOOP; END $$"
@@ -96,7 +101,7 @@ async def test_registry_file_is_private_and_holds_no_clear_token(shop: TestClien
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     content = path.read_bytes()
     document = json.loads(content)
-    assert [database["password"] for database in document["databases"]] == [DISTINCTIVE_PASSWORD]
+    assert [database["secrets"]["password"] for database in document["databases"]] == [DISTINCTIVE_PASSWORD]
     assert USER_TOKEN.encode() not in content
     assert ADMIN_TOKEN.encode() not in content
     assert len(document["grants"]) == 1
@@ -168,6 +173,14 @@ CORRUPT_CONTENTS = {
     "port-as-text": (
         "{" + VALID_HEAD + ', "tables": [], "grants": [], "databases": [{"local_name": "d", "host": "h", '
         '"port": [], "database": "d", "username": "u", "password": "p", "base_type": "postgres"}]}'
+    ).encode(),
+    "secret-not-text": (
+        '{"format_version": 2, "token_salt": "00", "tables": [], "grants": [], "databases": [{"local_name": "d",'
+        ' "base_type": "postgres", "connection": {"ip": "h"}, "secrets": {"password": 5}}]}'
+    ).encode(),
+    "connection-value-object": (
+        '{"format_version": 2, "token_salt": "00", "tables": [], "grants": [], "databases": [{"local_name": "d",'
+        ' "base_type": "postgres", "connection": {"ip": {"a": 1}}}]}'
     ).encode(),
 }
 
@@ -396,3 +409,43 @@ async def test_a_getdata_request_looks_at_the_registry_file_once(shop: TestClien
     )
     assert answered.status == 200, await answered.text()
     assert looks == 1
+
+
+# -- format 1 (five fixed connection keys) migrates on load ----------------------------------------------------
+
+
+FORMAT_1 = {
+    "format_version": 1,
+    "token_salt": "00",
+    "databases": [
+        {"local_name": "shop", "host": "db.example", "port": 5433, "database": "shop", "username": "reader",
+         "password": "SECRET_SEALED", "base_type": "postgres"},
+        {"local_name": "notes", "database": "/srv/notes.sqlite3", "base_type": "sqlite"},
+    ],
+    "tables": [{"local_name": "shop_public_t", "database": "shop", "folder": "public", "table": "t"}],
+    "grants": [{"token_hash": "ab" * 32, "tables": [{"database": "shop", "folder": "public", "table": "t"}]}],
+    "minted_tokens": ["cd" * 32],
+}
+
+
+@pytest.mark.parametrize("key", [None, Fernet.generate_key().decode()], ids=["clear", "encrypted"])
+def test_a_format_1_registry_loads_with_nothing_lost_and_is_written_as_format_2(key: str | None) -> None:
+    """host becomes the field ip, password a secret (still sealed at rest), the rest unchanged."""
+    cipher = PasswordCipher(key)
+    document = json.loads(json.dumps(FORMAT_1).replace("SECRET_SEALED", cipher.seal("pw-Numbat-3")))
+    state = load_registry(json.dumps(document).encode(), cipher)
+    shop, notes = state.database("shop"), state.database("notes")
+    assert shop.connection == ConnectionData(
+        {"ip": "db.example", "port": 5433, "database": "shop", "username": "reader"}, {"password": "pw-Numbat-3"}
+    )
+    assert notes.connection == ConnectionData({"database": "/srv/notes.sqlite3"})
+    assert (shop.base_type, notes.base_type) == ("postgres", "sqlite")
+    assert list(state.tables) == ["shop_public_t"] and state.minted_tokens == frozenset({"cd" * 32})
+    assert [sorted(attrs.astuple(a) for a in tables) for tables in state.grants.values()] == [[("shop", "public", "t")]]
+    written = json.loads(dump_registry(state, cipher))
+    assert written["format_version"] == 2
+    assert written["databases"][1]["connection"] == {"ip": "db.example", "port": 5433, "database": "shop",
+                                                     "username": "reader"}
+    assert (written["databases"][1]["secrets"]["password"] == "pw-Numbat-3") == (key is None)
+    assert "secrets" not in written["databases"][0]
+    assert load_registry(dump_registry(state, cipher), cipher) == state

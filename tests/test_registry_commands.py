@@ -11,20 +11,14 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient
 from cryptography.fernet import Fernet
-
-from gateway.settings.config import ConfigError, load_config
-from gateway.web.keys import REGISTRY
-from gateway.registry import GrantLimits, RegistryLoadError, RegistryState
-from gateway.registry.file_format import load_registry
-from gateway.registry.secrets_at_rest import PasswordCipher
 from support import (
     DISTINCTIVE_PASSWORD,
+    GatewayFactory,
     admin_headers,
     dsn_under_test,
     free_port,
-    message_lines,
-    GatewayFactory,
     grant,
+    message_lines,
     read_logs,
     register_database,
     registry_path,
@@ -32,9 +26,15 @@ from support import (
     run_command,
     run_sql,
     success_of,
-    wait_until,
     table_data,
+    wait_until,
 )
+
+from gateway.registry import GrantLimits, RegistryLoadError, RegistryState
+from gateway.registry.file_format import load_registry
+from gateway.registry.secrets_at_rest import PasswordCipher
+from gateway.settings.config import ConfigError, load_config
+from gateway.web.keys import REGISTRY
 
 KEY = Fernet.generate_key().decode()
 
@@ -122,7 +122,7 @@ async def test_copy_moves_a_registry_to_postgresql_and_back_exactly(
 
     # Followed through NOTIFY: an event, awaited; the deadline only keeps a broken follower from hanging the run.
     await wait_until(served, FOLLOW_DEADLINE_SECONDS, "the gateway on the database serves the copy")
-    assert follower.app[REGISTRY].state.database("shop").password == DISTINCTIVE_PASSWORD
+    assert follower.app[REGISTRY].state.database("shop").connection["password"] == DISTINCTIVE_PASSWORD
 
     back = tmp_path / "back" / "registry.json"
     result = copy(url, f"file:{back}")
@@ -130,7 +130,7 @@ async def test_copy_moves_a_registry_to_postgresql_and_back_exactly(
     assert file_state(back) == file_state(source)
     assert list(file_state(back).grant_limits.values()) == [GrantLimits(
         columns=("id",), row_filter="id > 0", expires_at=datetime.datetime(2999, 1, 1, tzinfo=datetime.timezone.utc))]
-    assert file_state(back).database("shop").password == DISTINCTIVE_PASSWORD
+    assert file_state(back).database("shop").connection["password"] == DISTINCTIVE_PASSWORD
     assert DISTINCTIVE_PASSWORD not in back.read_text() + there.stdout + result.stdout
 
 
@@ -213,7 +213,7 @@ async def test_rotate_key_re_encrypts_a_postgresql_registry(
     result = run_command("rotate-key", f"--registry-url={url}", f"--new-key={new}", DBGATEWAY_SECRET_KEY=KEY)
     assert result.returncode == 0, result.stderr
     assert "1 database password" in result.stdout and "registry database postgresql://" in result.stdout
-    stored = run_sql(registry_database, "SELECT document->'databases'->0->>'password' FROM dbgateway_registry.registry")
+    stored = run_sql(registry_database, "SELECT document #>> '{databases,0,secrets,password}' FROM dbgateway_registry.registry")
     assert Fernet(new).decrypt(stored[0][0].removeprefix("fernet:").encode()).decode() == DISTINCTIVE_PASSWORD
     with pytest.raises(RegistryLoadError) as refused:
         await make_gateway(data_dir=tmp_path / "old", registry_url=url, secret_key=KEY)

@@ -9,6 +9,7 @@ restart the registry's server use a throwaway cluster and in-process gateways.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -449,3 +450,25 @@ async def test_an_account_without_create_on_the_database_uses_a_schema_made_for_
     client = await make_gateway(registry_url=f"postgresql://{name}@127.0.0.1:{cluster.port}/{name}", secret_key=KEY)
     status, body = await answer(session, "PUT", f"{base(client)}/UserToken", headers=admin_headers())
     assert status == 200, body
+
+
+def test_a_format_1_document_in_the_registry_database_loads_with_nothing_lost() -> None:
+    """The registry in PostgreSQL holds the file format's JSON: a format 1 document migrates on load, as a file does."""
+    from gateway.registry.postgres_schema import SCHEMA, RegistryDatabase
+
+    cipher = PasswordCipher(Fernet.generate_key().decode())
+    format_1 = {
+        "format_version": 1, "token_salt": "00", "tables": [], "grants": [],
+        "databases": [{"local_name": "shop", "host": "h", "port": 5432, "database": "shop", "username": "u",
+                       "password": cipher.seal("pw-Bilby-5"), "base_type": "postgres"}],
+    }
+    with database_from() as name:
+        database = RegistryDatabase(registry_url(name), name)
+        database.open(cipher)
+        run_sql(name, f"UPDATE {SCHEMA}.registry SET document = %s::jsonb", (json.dumps(format_1),))
+        shop = database.read_existing(cipher).database("shop")
+        assert shop.connection["ip"] == "h" and shop.connection["port"] == 5432
+        assert shop.connection["password"] == "pw-Bilby-5" and "password" not in shop.connection.values
+        database.rotate_key(cipher, cipher)  # any change writes format 2
+        stored = stored_document(name)
+        assert stored["format_version"] == 2 and stored["databases"][0]["connection"]["ip"] == "h"

@@ -39,7 +39,7 @@ def new_key() -> str:
 
 def stored_password(path: Path) -> str:
     """The password of the only database, as the registry file spells it."""
-    return json.loads(path.read_text())["databases"][0]["password"]
+    return json.loads(path.read_text())["databases"][0]["secrets"]["password"]
 
 
 def rotate(tmp_path: Path, *arguments: str, **settings: str) -> subprocess.CompletedProcess[str]:
@@ -58,7 +58,7 @@ async def serves_shop(client: TestClient) -> bool:
     """True when the gateway knows "shop" with its password and reaches it."""
     await grant(client, "reader-token-0001", "shop_public_t")
     response = await table_data(client, "reader-token-0001", local_table_name="shop_public_t")
-    return response.status == 200 and client.app[REGISTRY].state.database("shop").password == DISTINCTIVE_PASSWORD
+    return response.status == 200 and client.app[REGISTRY].state.database("shop").connection["password"] == DISTINCTIVE_PASSWORD
 
 
 # -- with a key -----------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ async def test_a_clear_password_that_looks_encrypted_survives_a_restart(
     await register_database(client, "shop", shop_database, password="fernet:not-encrypted")
     assert stored_password(registry_path(client)) == "clear:fernet:not-encrypted"
     restarted = await make_gateway()
-    assert restarted.app[REGISTRY].state.database("shop").password == "fernet:not-encrypted"
+    assert restarted.app[REGISTRY].state.database("shop").connection["password"] == "fernet:not-encrypted"
 
 
 # -- the secret_key setting -----------------------------------------------------------------------------

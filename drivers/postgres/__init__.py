@@ -28,7 +28,7 @@ docs/security.md ("The size and cost model") explains each.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -37,10 +37,30 @@ from drivers.postgres.guard.rules.function_policy import denial_reason, normaliz
 from drivers.postgres.guard.policy import GuardLimits
 from drivers.postgres.pool import GuardOptions, PostgresPool
 from drivers.postgres.results.query_errors import CanceledStatementLogFilter
-from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS
-from gateway.contract.driver_protocol import ConnectionData, ConnectionField, PoolLimits
+from drivers.postgres.grant_notes import children_not_granted
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
+from gateway.contract.driver_protocol import (
+    CatalogTable,
+    ConnectionData,
+    ConnectionField,
+    FieldKind,
+    GrantNote,
+    PoolLimits,
+    TableRef,
+)
 
-__all__ = ["OPTION_NAMES", "PostgresDriver", "PostgresPool"]
+__all__ = ["CONNECTION_FIELDS", "OPTION_NAMES", "PostgresDriver", "PostgresPool"]
+
+CONNECTION_FIELDS: tuple[ConnectionField, ...] = (
+    ConnectionField("ip", FieldKind.HOST, description="Host name or address of the database server, without port"),
+    ConnectionField("port", FieldKind.PORT, description="TCP port of the database server"),
+    ConnectionField("database", FieldKind.TEXT, description="The database's name on its server"),
+    ConnectionField("username", FieldKind.TEXT, description="The account the gateway reads through"),
+    ConnectionField(
+        "password", FieldKind.TEXT, required=False, secret=True, description="That account's password; never answered"
+    ),
+)
+"""What AddDatabase takes for a PostgreSQL database (the contract's ip, port, database, username, password)."""
 
 _LIMITS = {
     # option: (smallest, largest)
@@ -60,7 +80,9 @@ class PostgresDriver:
     """Opens ``PostgresPool`` s; one instance serves every registered PostgreSQL database."""
 
     base_type = "postgres"
-    connection_fields: tuple[ConnectionField, ...] = DEFAULT_CONNECTION_FIELDS
+    connection_fields: tuple[ConnectionField, ...] = CONNECTION_FIELDS
+    refusal_reasons: tuple[str, ...] = tuple(PostgresRefusal)
+    """The guard's own refusal reasons (type, operator, collation): counted apart in the refusal metric."""
     """ip, port, database, username (required) and password (optional: trust or peer authentication)."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -90,6 +112,12 @@ class PostgresDriver:
             for name in sorted(options.allow - options.deny)
             if (reason := denial_reason(name)) is not None
         ]
+
+    def grant_notes(
+        self, catalog: Sequence[CatalogTable], table: TableRef, granted: frozenset[TableRef]
+    ) -> list[GrantNote]:
+        """Inheritance children of ``table`` outside ``granted``: GetData never returns their rows through it."""
+        return children_not_granted(catalog, table, granted)
 
     def open_pool(
         self, connection: ConnectionData, limits: PoolLimits, logger: structlog.typing.FilteringBoundLogger

@@ -9,15 +9,36 @@ Materialized views have columns here too, unlike in information_schema.
 
 from __future__ import annotations
 
-from gateway.contract.driver_protocol import CatalogTable, ColumnInfo, TableKind
+import enum
 
-RELATION_KINDS = {
+import attrs
+
+from gateway.contract.driver_protocol import CatalogTable, ColumnInfo, TableKind, TableRef
+
+
+class PostgresTableKind(enum.StrEnum):
+    """The relation kinds AddDatabase registers beyond a table and a view."""
+
+    MATERIALIZED_VIEW = "materialized_view"
+    FOREIGN_TABLE = "foreign_table"
+    PARTITIONED_TABLE = "partitioned_table"
+
+
+RELATION_KINDS: dict[str, str] = {
     "r": TableKind.TABLE,
     "v": TableKind.VIEW,
-    "m": TableKind.MATERIALIZED_VIEW,
-    "f": TableKind.FOREIGN_TABLE,
-    "p": TableKind.PARTITIONED_TABLE,
+    "m": PostgresTableKind.MATERIALIZED_VIEW,
+    "f": PostgresTableKind.FOREIGN_TABLE,
+    "p": PostgresTableKind.PARTITIONED_TABLE,
 }
+
+
+@attrs.frozen
+class PostgresCatalogTable(CatalogTable):
+    """A relation of the catalog, with the tables it inherits from (for ``grant_notes``)."""
+
+    inherits_from: tuple[TableRef, ...] = ()
+    """``(folder, table)`` of each table it inherits from directly, partitioning excluded."""
 
 # The last column lists the direct inheritance parents as {{schema, table}, ...};
 # a partition's parent is its partitioned table, which is not inheritance here.
@@ -53,7 +74,7 @@ ORDER BY a.attnum
 
 def catalog_tables(rows: list[tuple[str, str, str, list[list[str]]]]) -> list[CatalogTable]:
     return [
-        CatalogTable(folder, table, RELATION_KINDS[kind], tuple((parent[0], parent[1]) for parent in parents))
+        PostgresCatalogTable(folder, table, RELATION_KINDS[kind], tuple((parent[0], parent[1]) for parent in parents))
         for folder, table, kind, parents in rows
     ]
 

@@ -150,11 +150,11 @@ class PostgresPool:
     def _connection_arguments(self, application_name: str) -> dict[str, Any]:
         connection, limits = self._connection, self._limits
         return {
-            "host": connection.host,
-            "port": connection.port,
-            "dbname": connection.database,
-            "user": connection.username,
-            "password": connection.password,
+            "host": connection["ip"],
+            "port": connection["port"],
+            "dbname": connection["database"],
+            "user": connection["username"],
+            "password": connection.get("password", ""),
             "options": session_options(limits),
             "application_name": application_name,
             "connect_timeout": max(1, math.ceil(limits.acquire_timeout)),

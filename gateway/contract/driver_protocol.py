@@ -60,6 +60,7 @@ __all__ = [
     "DatabasePool",
     "Driver",
     "FieldKind",
+    "GrantNote",
     "HeldResult",
     "HoldableResult",
     "NarrowedGrant",
@@ -90,9 +91,11 @@ class PoolLimits:
     row_limit: int
     """Rows a GetData answer carries at most; more sets ``truncated``."""
     batch_size: int = 5000
-    """Rows fetched from the database per round trip while streaming, at most (fewer when rows are large)."""
+    """Rows fetched from the database per round trip while streaming, at most (fewer when rows are large);
+    the operator's ``fetch_batch_size``, a driver setting."""
     max_row_bytes: int = 64 * 1024 * 1024
-    """Largest result row (its size in the database) a query may return; a larger one fails the query."""
+    """Largest result row (its size in the database) a query may return; a larger one fails the query
+    (``ResultTooLarge``); the operator's ``max_row_bytes``, a driver setting."""
 
 
 ACQUIRE_WAIT_BUCKETS: tuple[float, ...] = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -183,33 +186,42 @@ def lingering_reported_to(sink: LingeringSink) -> Iterator[None]:
         _lingering_sink.reset(reset)
 
 
-class TableKind(enum.Enum):
-    """The relation kinds AddDatabase registers."""
+class TableKind(enum.StrEnum):
+    """The relation kinds every database has; a driver names others with strings of its own (``CatalogTable.kind``)."""
 
     TABLE = "table"
     VIEW = "view"
-    MATERIALIZED_VIEW = "materialized_view"
-    FOREIGN_TABLE = "foreign_table"
-    PARTITIONED_TABLE = "partitioned_table"
 
 
 @attrs.frozen
 class CatalogTable:
-    """One relation found in a database's catalog."""
+    """One relation found in a database's catalog; a driver may subclass it to carry what it needs later.
+
+    The gateway reads ``folder`` and ``table`` only; it hands the same objects
+    back to the driver's ``grant_notes``.
+    """
 
     folder: str
     """Schema (the specification's folder), exactly as the database spells it."""
     table: str
     """Relation name inside the folder, exactly as the database spells it."""
-    kind: TableKind
-    """What sort of relation it is."""
-    inherits_from: tuple[tuple[str, str], ...] = ()
-    """``(folder, table)`` of each table it inherits from directly, partitioning excluded.
+    kind: str
+    """What sort of relation it is: a ``TableKind``, or the driver's own word (lower-case, ``_`` between words)."""
 
-    The gateway warns when a granted table has inheritance children outside the
-    grants: a driver that reads tables as ONLY (PostgreSQL's does) never returns
-    their rows through the parent. A backend without table inheritance leaves it empty.
+
+@attrs.frozen
+class GrantNote:
+    """What an operator should know about a grant, in the driver's words; the gateway logs it at warning.
+
+    E.g. tables whose rows a granted table's rows would include in the database, which the driver
+    never returns through it and the grants leave out.
     """
+
+    event: str
+    """The log event, lower-case with ``_``."""
+    fields: Mapping[str, Any]
+    """Its fields (never a secret); the gateway adds ``local_table_name``, ``table`` (``folder.table``) and
+    ``not_granted_to`` (whose grants were compared)."""
 
 
 @attrs.frozen
@@ -251,7 +263,7 @@ class CheckedQuery(Protocol):
     @property
     def fingerprint(self) -> str:
         """A fingerprint of the normalised query: the same for queries that differ only in constants,
-        spacing, case of keywords or comments (PostgreSQL: pglast's, i.e. pg_query's fingerprint)."""
+        spacing, case of keywords or comments (a parser library's fingerprint where the dialect has one)."""
         ...
 
 
@@ -291,8 +303,8 @@ class QueryResult(Protocol):
     def encoded(self, rows: int, size: int) -> None:
         """The gateway encoded the next ``rows`` rows as ``size`` bytes; called after each slice it encodes.
 
-        A driver that sizes its fetches by the rows' bytes (PostgreSQL's fetch
-        budget, ``drivers/postgres/results/row_bounds.py``) reads it; others do nothing.
+        A driver that sizes its fetches by the rows' bytes (a fetch budget in bytes)
+        reads it; others do nothing.
         """
         ...
 
@@ -416,16 +428,24 @@ class DatabasePool(Protocol):
 
 
 class Driver(Protocol):
-    """A backend factory, registered under its ``base_type`` name."""
+    """A backend factory, registered under its ``base_type`` name.
+
+    Optional members the gateway looks for (``getattr``): ``startup_warnings()``
+    (options that weaken a protection), ``grant_notes(catalog, table, granted)``
+    (a list of ``GrantNote``: what an operator should know when ``table`` is
+    granted and ``granted`` is all its grantees may read in the database;
+    ``catalog`` is the driver's own ``read_catalog`` answer, no I/O), and
+    ``refusal_reasons`` (its own ``QueryRejected`` reason slugs, kept as metric labels).
+    """
 
     base_type: str
     """The AddDatabase ``base_type`` this driver serves."""
 
     connection_fields: tuple[ConnectionField, ...]
-    """The AddDatabase parameters its databases need, a subset of ``ip``, ``port``, ``database``, ``username``,
-    ``password`` (``gateway.contract.connection_fields``). The gateway refuses any other, requires the required ones,
-    and hands ``open_pool`` a ``ConnectionData`` holding only these (None elsewhere). A driver without the
-    attribute is taken to need all five, as PostgreSQL does."""
+    """The AddDatabase parameters its databases need, any names, each of a ``FieldKind``, perhaps secret
+    (``gateway.contract.connection_fields``). The gateway refuses another driver's fields, requires the required
+    ones, and hands ``open_pool`` a ``ConnectionData`` holding only these (``connection["name"]``). A driver
+    without the attribute takes no connection field."""
 
     def open_pool(
         self,

@@ -2,7 +2,7 @@
 
 The gateway encodes a driver's rows a slice at a time (``gateway.results.result_rows``),
 giving the event loop back in between; a driver that casts its rows in Python
-(PostgreSQL's deferred casts) slices them the same way, so neither holds the loop
+on the event loop slices them the same way, so neither holds the loop
 for more than about ``SLICE_BYTES`` of rows at once.
 """
 
@@ -19,7 +19,7 @@ def rows_per_slice(widest_row_bytes: int) -> int:
     """Rows to cast or encode between two returns to the event loop: about ``SLICE_BYTES``, 1 to ``SLICE_ROWS``.
 
     ``widest_row_bytes`` is the widest row encoded so far (0 before the first). A driver that casts its rows
-    in slices (PostgreSQL's) sizes them the same way.
+    in slices sizes them the same way.
     """
     if widest_row_bytes == 0:
         return SLICE_ROWS

@@ -10,7 +10,7 @@ import attrs
 import structlog
 
 from gateway.settings.config import ConfigError
-from gateway.contract.connection_fields import DEFAULT_CONNECTION_FIELDS, SLOTS, ConnectionField, declaration_problem
+from gateway.contract.connection_fields import ConnectionField, declaration_problem, secret_names
 from gateway.contract.driver_protocol import Driver
 from gateway.errors import UnsupportedBaseType
 
@@ -18,22 +18,24 @@ ENTRY_POINT_GROUP = "dbgateway.drivers"
 
 
 def declared_fields(driver: Driver) -> tuple[ConnectionField, ...]:
-    """The driver's connection fields; a driver written before the declaration existed needs the default five."""
-    return tuple(getattr(driver, "connection_fields", DEFAULT_CONNECTION_FIELDS))
+    """The driver's connection fields; a driver that declares none takes none."""
+    return tuple(getattr(driver, "connection_fields", ()))
 
 
 def connection_parameters(drivers: Iterable[Driver]) -> list[ConnectionField]:
-    """Every connection field an installed driver declares, once, in ``SLOTS`` order (for the API description).
+    """Every connection field an installed driver declares, once, in the order first declared (API description).
 
-    A field is ``required`` when every driver declaring it requires it; its
-    description is the first declaring driver's.
+    A field is ``required`` when every driver declaring it requires it, and secret
+    when any does; its kind and description are the first declaring driver's.
     """
     found: dict[str, ConnectionField] = {}
     for driver in drivers:
         for field in declared_fields(driver):
             known = found.get(field.name)
-            found[field.name] = field if known is None else attrs.evolve(known, required=known.required and field.required)
-    return [found[name] for name in SLOTS if name in found]
+            found[field.name] = field if known is None else attrs.evolve(
+                known, required=known.required and field.required, secret=known.secret or field.secret
+            )
+    return list(found.values())
 
 
 class DriverCatalog:
@@ -101,6 +103,21 @@ class DriverCatalog:
     def drivers(self) -> list[Driver]:
         """Every installed driver, by name."""
         return [self._drivers[name] for name in self.names]
+
+    @property
+    def refusal_reasons(self) -> frozenset[str]:
+        """The refusal reason slugs the installed drivers declare (``refusal_reasons``), for the metric's labels."""
+        return frozenset(reason for driver in self.drivers for reason in getattr(driver, "refusal_reasons", ()))
+
+    @property
+    def secret_fields(self) -> tuple[str, ...]:
+        """The connection field names any installed driver declares secret."""
+        return secret_names(declared_fields(driver) for driver in self.drivers)
+
+    @property
+    def field_names(self) -> frozenset[str]:
+        """Every connection field name an installed driver declares."""
+        return frozenset(field.name for driver in self.drivers for field in declared_fields(driver))
 
     def connection_fields(self, base_type: str) -> tuple[ConnectionField, ...]:
         """The connection fields ``base_type``'s driver declares; ``UnsupportedBaseType`` if none serves it."""

@@ -14,7 +14,7 @@ Every metric and label is listed in ``docs/api.md`` ("Health and metrics").
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -51,6 +51,7 @@ LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0,
 """Upper bounds of ``dbgateway_event_loop_lag_seconds``'s buckets (seconds); 20 ms is issue 10's bound."""
 
 _REFUSAL_REASONS = frozenset(reason.value for reason in RefusalReason)
+"""The refusal reasons every gateway counts apart; the installed drivers add theirs (``GatewayMetrics``)."""
 
 
 class QueryOutcome(enum.StrEnum):
@@ -74,10 +75,13 @@ class QueryOutcome(enum.StrEnum):
     """The token ran its limit of queries on that database at once (429 too_many_queries)."""
 
 
-def refusal_reason(error: QueryRejected) -> str:
-    """The error's ``RefusalReason`` slug; anything a driver made up counts as ``other``."""
+def refusal_reason(error: QueryRejected, known: frozenset[str] = _REFUSAL_REASONS) -> str:
+    """The error's reason slug if ``known`` (a ``RefusalReason`` or a driver's declared one), else ``other``.
+
+    Only declared slugs become labels: a label per made-up reason would let a driver grow the metric without end.
+    """
     reason = getattr(error, "reason", RefusalReason.OTHER)
-    return str(reason) if reason in _REFUSAL_REASONS else RefusalReason.OTHER.value
+    return str(reason) if reason in known else RefusalReason.OTHER.value
 
 
 def route_label(request: web.Request) -> str:
@@ -115,8 +119,12 @@ class GatewayMetrics:
     """The metric objects of one app and the registry that exposes them."""
 
     def __init__(
-        self, pool_stats: Callable[[], Mapping[str, PoolStats]], held_results: Callable[[], int] = lambda: 0
+        self,
+        pool_stats: Callable[[], Mapping[str, PoolStats]],
+        held_results: Callable[[], int] = lambda: 0,
+        driver_refusal_reasons: Iterable[str] = (),
     ) -> None:
+        self._refusal_reasons = _REFUSAL_REASONS | frozenset(driver_refusal_reasons)
         self.registry = CollectorRegistry()
         Gauge(
             "dbgateway_continuations_open",
@@ -186,7 +194,7 @@ class GatewayMetrics:
             return
         self._queries_by(database, observation.query_outcome).inc()
         if isinstance(observation.error, QueryRejected):
-            self.getdata_refusals.labels(database, refusal_reason(observation.error)).inc()
+            self.getdata_refusals.labels(database, refusal_reason(observation.error, self._refusal_reasons)).inc()
 
     def exposition(self) -> bytes:
         """Every metric in the Prometheus text format."""

@@ -16,8 +16,8 @@ import attrs
 from gateway.contract.driver_protocol import CatalogTable, ConnectionData
 from gateway.errors import BadRequest, DatabaseExists, DatabaseNotFound, TableExists, TableNotFound
 
-FORMAT_VERSION = 1
-"""Version of the registry file layout this code writes and reads."""
+FORMAT_VERSION = 2
+"""Version of the registry file layout this code writes (it reads version 1 too, ``file_format``)."""
 
 
 @attrs.frozen
@@ -36,38 +36,25 @@ class TableAddress:
 class DatabaseRecord:
     """A registered database.
 
-    The connection fields are those its driver declared (``gateway.contract.connection_fields``);
-    the others are None and are neither stored nor answered. Keyword-only so
-    that the stored layout keeps today's key order.
+    Its connection holds the fields its driver declared (``gateway.contract.connection_fields``),
+    by name, secrets apart; nothing else is stored or answered.
     """
 
     local_name: str
     """The name the gateway knows it by (``local_database_name``)."""
-    host: str | None = attrs.field(default=None, kw_only=True)
-    """Address without port (the specification's ``ip``)."""
-    port: int | None = attrs.field(default=None, kw_only=True)
-    """TCP port."""
-    database: str | None = attrs.field(default=None, kw_only=True)
-    """Database name on its server."""
-    username: str | None = attrs.field(default=None, kw_only=True)
-    """Account the gateway reads through."""
-    password: str | None = attrs.field(default=None, kw_only=True, repr=False)
-    """That account's password; never answered, never logged."""
     base_type: str
     """Driver name, e.g. ``postgres``."""
+    connection: ConnectionData = attrs.field(factory=ConnectionData)
+    """Where it is and how to log in: the declared fields' values; its secrets are never answered or logged."""
 
     @classmethod
     def of(cls, local_name: str, base_type: str, connection: ConnectionData) -> DatabaseRecord:
         """A record holding ``connection``'s fields."""
-        return cls(local_name=local_name, base_type=base_type, **attrs.asdict(connection))
-
-    @property
-    def connection(self) -> ConnectionData:
-        return ConnectionData(self.host, self.port, self.database, self.username, self.password)
+        return cls(local_name, base_type, connection)
 
     def with_connection(self, connection: ConnectionData) -> DatabaseRecord:
         """The same database reached through ``connection``."""
-        return attrs.evolve(self, **attrs.asdict(connection))
+        return attrs.evolve(self, connection=connection)
 
 
 @attrs.frozen

@@ -11,8 +11,8 @@ with ``"`` when it holds ``,``, ``"``, CR or LF, inner quotes doubled) writes
 every value as the text of its JSON encoding: a string as itself, a number as
 JSON writes it, booleans as ``true``/``false``, and values with structure
 (json, jsonb, arrays) as their JSON text. NULL is an empty field; an empty
-string is ``""``, so the two stay apart (PostgreSQL's ``COPY ... CSV`` does the
-same). CSV has no place for ``row_count``/``truncated``: the handler sends them
+string is ``""``, so the two stay apart (as RFC 4180 readers and most databases'
+CSV exports tell them apart). CSV has no place for ``row_count``/``truncated``: the handler sends them
 as response headers when the answer is sent whole, and never sends a CSV
 answer that looks whole but is not (``gateway.web.getdata_body``).
 

@@ -12,7 +12,7 @@ Encoding takes the rows out of the driver's list as it goes (``del rows[:n]``),
 so a slice's values are garbage once written: a 60 MB value is never held as
 value and JSON beyond the slice being encoded. Each slice's encoded size is
 reported back to the driver (``QueryResult.encoded``), which may size its next
-fetches by it (PostgreSQL's fetch budget does).
+fetches by it (a driver whose rows vary widely in size does).
 """
 
 from __future__ import annotations

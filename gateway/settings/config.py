@@ -84,9 +84,11 @@ class GatewayConfig:
     continuation_expiry_seconds: float = attrs.field(default=120.0, validator=checks.positive)
     """Seconds a held result may wait for its next page before it is closed (its token then answers 410)."""
     fetch_batch_size: int = attrs.field(default=5000, validator=checks.positive)
-    """Rows fetched per round trip while a GetData result streams, at most (fewer when rows are large)."""
+    """A driver setting (``PoolLimits.batch_size``): rows fetched per round trip while a GetData result streams,
+    at most; a driver may fetch fewer when rows are large."""
     max_row_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=checks.positive)
-    """Largest GetData result row, by its size in the database; a larger one answers 422 ``result_too_large``."""
+    """A driver setting (``PoolLimits.max_row_bytes``): largest GetData result row, by its size in the database;
+    the driver answers a larger one ``ResultTooLarge`` (422 ``result_too_large``)."""
     log_buffer_size: int = attrs.field(default=10_000, validator=checks.positive)
     """Log entries the Logs endpoint can return (a ring buffer)."""
     log_buffer_bytes: int = attrs.field(

@@ -24,10 +24,14 @@ from __future__ import annotations
 import pytest
 
 # Before the kit's modules are imported: their asserts then explain a failure as a test module's would.
-pytest.register_assert_rewrite("gateway.testing.contract", "gateway.testing.gateway_under_test")
+pytest.register_assert_rewrite(
+    "gateway.testing.catalog_contract", "gateway.testing.contract", "gateway.testing.gateway_under_test"
+)
 
 from gateway.testing.contract import DriverContract, kit_tables  # noqa: E402
 from gateway.testing.driver_under_test import (  # noqa: E402
+    CATALOG_PROBES,
+    Capability,
     DriverUnderTest,
     ScratchColumn,
     ScratchDatabase,
@@ -37,6 +41,8 @@ from gateway.testing.driver_under_test import (  # noqa: E402
 )
 
 __all__ = [
+    "CATALOG_PROBES",
+    "Capability",
     "DriverContract",
     "DriverUnderTest",
     "ScratchColumn",

@@ -9,14 +9,16 @@ its test modules::
 Each test makes a scratch database (``DriverUnderTest.scratch_database``),
 starts a gateway with the settings it needs, registers the database through
 AddDatabase and grants the kit's user token every table but ``secret``. No
-test measures time: waits poll the driver's probe up to a deadline.
+test measures time: waits poll the driver's probe up to a deadline. A test
+needing a ``Capability`` the driver declares it lacks is skipped with the
+driver's reason (``pytest -rs`` prints it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,16 +27,18 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
-from gateway.contract.connection_fields import SLOTS
 from gateway.databases.driver_loader import ENTRY_POINT_GROUP, declared_fields
+from gateway.contract.connection_fields import ConnectionField, FieldKind
 from gateway.contract.driver_protocol import Driver
-from gateway.testing.driver_under_test import DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType
+from gateway.testing.catalog_contract import LOCAL_DATABASE, CatalogContract, Gateway
+from gateway.testing.driver_under_test import (
+    Capability, DriverUnderTest, ScratchColumn, ScratchDatabase, ScratchTable, ValueType,
+)
 from gateway.testing.gateway_under_test import (
-    OTHER_TOKEN, USER_TOKEN, admin_headers, error_of, get_data, grant, register, rows_of, running_gateway,
-    success_of, table_names, user_headers, wait_until,
+    OTHER_TOKEN, USER_TOKEN, admin_headers, error_of, get_data, grant, register, rows_of,
+    running_gateway, success_of, table_names, user_headers, wait_until,
 )
 
-LOCAL_DATABASE = "kit"
 ITEM_LABELS = ("one", "two", "three")
 SECRET_LABEL = "kit-secret-never-answered"
 SCRATCH_FOLDER = "database"
@@ -42,10 +46,23 @@ SCRATCH_FOLDER = "database"
 PROBE_SECONDS = 20.0
 """Deadline for the driver's probe to see a query start or stop (generous: CI machines are busy)."""
 
-Gateway = Callable[..., Awaitable[TestClient]]
+_KIND_SAMPLES = {FieldKind.HOST: "127.0.0.1", FieldKind.PORT: "5432", FieldKind.INTEGER: "1", FieldKind.BOOLEAN: "true"}
+"""A valid value of each kind of connection field (text: ``kit``; a choice: its first)."""
 
-_FIELD_SAMPLES = {"ip": "127.0.0.1", "port": "5432", "database": "kit", "username": "kit", "password": "kit"}
-"""A valid value of each connection field, for the ones a driver does not declare."""
+
+def _sample(field: ConnectionField) -> str:
+    return field.choices[0] if field.choices else _KIND_SAMPLES.get(field.kind, "kit")
+
+
+def other_drivers_fields() -> list[ConnectionField]:
+    """The connection fields of every installed driver that builds without options (the gateway knows them all)."""
+    fields: list[ConnectionField] = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            fields.extend(declared_fields(entry.load()({})))
+        except Exception:  # a driver needing options, or failing to import, is not the one under test
+            continue
+    return fields
 
 
 def installed_driver(under_test: DriverUnderTest, workdir: Path) -> Driver:
@@ -71,7 +88,7 @@ def kit_tables(under_test: DriverUnderTest) -> list[ScratchTable]:
     return tables
 
 
-class DriverContract:
+class DriverContract(CatalogContract):
     """The driver contract as tests; subclass it with ``under_test`` set (see the module docstring)."""
 
     under_test: ClassVar[DriverUnderTest]
@@ -80,10 +97,20 @@ class DriverContract:
         if "value_type" in metafunc.fixturenames:
             types = self.under_test.value_types
             metafunc.parametrize("value_type", types, ids=[value_type.name for value_type in types])
+        super().pytest_generate_tests(metafunc)
+
+    def requires(self, capability: Capability) -> None:
+        """Skip the calling test, with the driver's reason, when the driver declares it lacks ``capability``."""
+        reason = self.under_test.lacks.get(capability)
+        if reason is not None:
+            pytest.skip(f"not applicable to {self.under_test.base_type} (lacks {capability.value}): {reason}")
 
     def local_table(self, table: str) -> str:
         """The local name AddDatabase gives a scratch table."""
         return f"{LOCAL_DATABASE}_{self.under_test.folder}_{table}"
+
+    def table_names(self) -> list[str]:
+        return [table.name for table in kit_tables(self.under_test)]
 
     @pytest.fixture
     def scratch(self, tmp_path: Path) -> Iterator[ScratchDatabase]:
@@ -146,9 +173,11 @@ class DriverContract:
         body = await success_of(
             await client.get("/Database", params={"local_database_name": LOCAL_DATABASE}, headers=admin_headers())
         )
-        assert set(body[0]) & set(SLOTS) <= declared, body
-        for undeclared in [name for name in SLOTS if name not in declared]:
-            parameters = {**scratch.parameters, undeclared: _FIELD_SAMPLES[undeclared]}
+        shown = {field.name for field in declared_fields(driver) if not field.secret}
+        assert set(body[0]) - {"status", "local_name", "base_type"} <= shown, body
+        others = {field.name: field for field in other_drivers_fields() if field.name not in declared}
+        for undeclared, field in others.items():
+            parameters = {**scratch.parameters, undeclared: _sample(field)}
             parameters.update(local_database_name="kit_other", base_type=self.under_test.base_type)
             response = await client.put("/Database", params=parameters, headers=admin_headers())
             assert undeclared in await error_of(response, 400, "bad_request")
@@ -251,11 +280,22 @@ class DriverContract:
     # -- limits ----------------------------------------------------------------------------------------
 
     @pytest.mark.asyncio
-    async def test_statement_time_limit_is_504_and_stops_the_query(
-        self, gateway: Gateway, scratch: ScratchDatabase
-    ) -> None:
-        """A query past statement_timeout answers 504 query_timeout, stops in the database, and frees its slot."""
+    async def test_statement_time_limit_is_504_and_frees_its_slot(self, gateway: Gateway) -> None:
+        """A query past statement_timeout answers 504 query_timeout, and the pool's one slot serves the next query."""
         client = await gateway(statement_timeout=1, pool_max_size=1)
+        await self.slow_query_times_out(client)
+        result = await rows_of(client, LOCAL_DATABASE, self.under_test.read_table_query("items", ["id"]))
+        assert result["row_count"] == len(ITEM_LABELS)
+
+    @pytest.mark.asyncio
+    async def test_timed_out_query_stops_in_the_database(self, gateway: Gateway, scratch: ScratchDatabase) -> None:
+        """After its 504 the query no longer runs in the database (the driver's probe, up to a deadline)."""
+        self.requires(Capability.WATCH_RUNNING_QUERY)
+        client = await gateway(statement_timeout=1, pool_max_size=1)
+        await self.slow_query_times_out(client)
+        await wait_until(lambda: not self.under_test.query_running(scratch), PROBE_SECONDS, "the timed-out query stops")
+
+    async def slow_query_times_out(self, client: TestClient) -> None:
         try:
             response = await asyncio.wait_for(
                 get_data(client, LOCAL_DATABASE, self.under_test.slow_query("items")), PROBE_SECONDS
@@ -263,13 +303,11 @@ class DriverContract:
         except TimeoutError:
             raise AssertionError(f"no answer {PROBE_SECONDS:g} s after a 1 s statement time limit") from None
         await error_of(response, 504, "query_timeout")
-        await wait_until(lambda: not self.under_test.query_running(scratch), PROBE_SECONDS, "the timed-out query stops")
-        result = await rows_of(client, LOCAL_DATABASE, self.under_test.read_table_query("items", ["id"]))
-        assert result["row_count"] == len(ITEM_LABELS)
 
     @pytest.mark.asyncio
     async def test_client_that_goes_away_stops_its_query(self, gateway: Gateway, scratch: ScratchDatabase) -> None:
         """Closing the connection mid-query stops the query in the database and gives its slot back."""
+        self.requires(Capability.WATCH_RUNNING_QUERY)
         client = await gateway(statement_timeout=600, pool_max_size=1)
         under_test = self.under_test
         slow = asyncio.create_task(get_data(client, LOCAL_DATABASE, under_test.slow_query("items")))

@@ -3,14 +3,17 @@
 The kit knows nothing of any database. A driver package subclasses
 ``DriverUnderTest`` once: how to make a scratch database holding the kit's
 tables, the AddDatabase inputs that register it, the types it claims with a
-few values of each, the few queries the kit cannot write in standard SQL, and
-a probe that tells whether one of the gateway's queries still runs in the
-database.
+few values of each, the few queries the kit cannot write in standard SQL, the
+queries that would read its catalog (each must be refused or show only granted
+names), a probe that tells whether one of the gateway's queries still runs in
+the database, and the kit's needs its database cannot meet (``Capability``,
+each with the reason: those tests are skipped saying it).
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -30,6 +33,17 @@ def _identifier(instance: object, attribute: attrs.Attribute[Any], value: str) -
         )
 
 
+class Capability(enum.Enum):
+    """Something a few kit tests need from the database beyond the driver protocol; a driver may lack it."""
+
+    WATCH_RUNNING_QUERY = "watch_running_query"
+    """``query_running`` can tell from outside the gateway whether a query runs in the scratch database.
+
+    Needed to see a timed-out or abandoned query stop. A database with no view of
+    its running queries from another connection (DuckDB) lacks it; the 504 itself
+    and the freed slot are still tested."""
+
+
 @attrs.frozen
 class ValueSample:
     """One value of a type, as the driver stores it and as GetData's JSON must carry it back."""
@@ -43,6 +57,14 @@ class ValueSample:
     def unchanged(cls, value: Any) -> ValueSample:
         """A value that JSON carries back as it was stored (a number, a string)."""
         return cls(value, value)
+
+
+CATALOG_PROBES: tuple[str, ...] = (
+    "SELECT table_schema, table_name FROM information_schema.tables",
+    "SELECT table_name, column_name FROM information_schema.columns",
+    "SELECT table_name FROM information_schema.views",
+)
+"""The standard SQL catalog reads the kit sends to every driver, besides the driver's own ``catalog_probes``."""
 
 
 @attrs.frozen
@@ -115,6 +137,12 @@ class DriverUnderTest(abc.ABC):
     """Every type the driver claims to serve; each gets a table and a round-trip test."""
     driver_options: ClassVar[Mapping[str, Any]] = {}
     """The ``[drivers.<base_type>]`` options the gateway under test builds the driver with."""
+    catalog_probes: ClassVar[tuple[str, ...]]
+    """Queries that read the database's catalog or metadata in your dialect (system tables, views, table functions,
+    pragmas): every way you know a token holder could list tables. The kit sends each, and the standard
+    ``CATALOG_PROBES``, with a token granted one table: each must be refused, or answer no other table's name."""
+    lacks: ClassVar[Mapping[Capability, str]] = {}
+    """The capabilities your database cannot offer, each with the reason the kit prints when it skips their tests."""
 
     def driver_options_in(self, workdir: Path) -> Mapping[str, Any]:
         """The options for a gateway whose scratch databases ``scratch_database`` makes in ``workdir``.
@@ -144,13 +172,17 @@ class DriverUnderTest(abc.ABC):
         ``table`` (a scratch table with rows) is there for dialects that need one to select from.
         """
 
-    @abc.abstractmethod
     def query_running(self, database: ScratchDatabase) -> bool:
         """Whether a query of the gateway is running in ``database`` right now (the kit polls it, with a deadline).
 
-        Called in a thread, outside the gateway; it must not disturb the query. PostgreSQL's asks
-        ``pg_stat_activity``; a file database may try to take a lock readers hold.
+        Called in a thread, outside the gateway; it must not disturb the query. A server database may
+        ask its activity view; a file database may try to take a lock readers hold. Without a way to
+        watch, leave it out and name ``Capability.WATCH_RUNNING_QUERY`` in ``lacks``.
         """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no query_running: implement it, or declare"
+            " Capability.WATCH_RUNNING_QUERY in lacks with the reason"
+        )
 
     def qualified_name(self, table: str) -> str:
         """``table`` of ``folder`` as a query writes it."""

@@ -25,6 +25,8 @@ ADMIN_TOKEN = "contract-kit-admin-token-0123456789"
 USER_TOKEN = "contract-kit-user-token-0123456789"
 OTHER_TOKEN = "contract-kit-other-token-0123456789"
 """A token granted nothing."""
+ONE_TABLE_TOKEN = "contract-kit-one-table-token-0123456789"
+"""A token the catalog probes grant one table."""
 CLOSE_SECONDS = 60.0
 """How long stopping a gateway may take before the test fails rather than hangs."""
 

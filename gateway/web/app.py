@@ -24,6 +24,7 @@ from gateway.registry import Registry, RegistryState, open_registry
 from gateway.request.request_tasks import REQUEST_TASKS, RequestTasks
 from gateway.settings.admin_token import resolve_admin_token
 from gateway.settings.config import GatewayConfig
+from gateway.web.console.routes import add_console_routes
 from gateway.web.keys import (
     ADMIN_TOKEN,
     CONFIG,
@@ -43,7 +44,6 @@ from gateway.web.openapi_document import OPENAPI_DOCUMENT, ServedDocument
 from gateway.web.operations import add_routes, handler_operations
 from gateway.web.parameters import DocumentContext
 from gateway.web.protocol_errors import install as install_json_protocol_errors
-from gateway.web.console.routes import add_console_routes
 
 
 def setup_middlewares(app: web.Application) -> None:
@@ -90,7 +90,8 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     def redact_passwords(state: RegistryState) -> None:
         # Databases registered through another gateway arrive here, not through a request.
         for record in state.databases.values():
-            redactor.add(record.password)
+            for secret in record.connection.secrets.values():
+                redactor.add(secret)
 
     store.watch(redact_passwords)
     state = store.open()
@@ -130,7 +131,7 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
         expiry_seconds=config.continuation_expiry_seconds,
         logger=logger,
     )
-    app[METRICS] = GatewayMetrics(app[POOLS].stats, lambda: app[CONTINUATIONS].count)
+    app[METRICS] = GatewayMetrics(app[POOLS].stats, lambda: app[CONTINUATIONS].count, drivers.refusal_reasons)
     app[LOGGER] = logger
     app[REQUEST_LOG] = loggers.fixed
     app[LOG_RING] = ring

@@ -8,25 +8,17 @@ are the only places that read them, and ``new_connection_parameters`` /
 from (the installed drivers' declarations, ``gateway.contract.connection_fields``). A
 field the chosen driver does not declare is 400 naming the fields it does; only
 the declared fields are stored, and ``database_data`` answers only those (never
-a secret). A secret input (``SECRET_PARAMETERS``) goes to the log redactor
-before any input of the operation is read.
+a secret). A secret input (a field any installed driver declares secret) goes
+to the log redactor before any input of the operation is read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import attrs
-
-from gateway.contract.connection_fields import (
-    DEFAULT_CONNECTION_FIELDS,
-    SECRET_PARAMETERS,
-    SLOTS,
-    ConnectionData,
-    ConnectionField,
-    FieldKind,
-)
+from gateway.contract.connection_fields import ConnectionData, ConnectionField, ConnectionValue, FieldKind, as_connection
 from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.errors import BadRequest
 from gateway.web.inputs import RequestInputs
@@ -75,17 +67,26 @@ def _documented(context: DocumentContext, *, adding: bool) -> dict[str, Paramete
 
 
 def _parameter(field: ConnectionField, description: str, required: bool) -> Parameter:
-    if field.kind is FieldKind.PORT:
+    if field.kind in (FieldKind.PORT, FieldKind.INTEGER):
+        schema: dict[str, Any] = PORT_SCHEMA if field.kind is FieldKind.PORT else {"type": "integer"}
         return Parameter(
             description,
-            schema=PORT_SCHEMA,
+            schema=schema,
             body_schema={
-                "anyOf": [PORT_SCHEMA, {"type": "string", "pattern": "^[0-9]+$"}],
+                "anyOf": [schema, {"type": "string", "pattern": "^-?[0-9]+$"}],
                 "description": f"{description} A number or a string of digits.",
             },
             required=required,
             secret=field.secret,
         )
+    if field.kind is FieldKind.BOOLEAN:
+        flag: dict[str, Any] = {"type": "string", "enum": ["true", "false"]}  # a query string carries text
+        either = {"anyOf": [{"type": "boolean"}, flag], "description": f"{description} true or false."}
+        return Parameter(description, schema=flag, body_schema=either, required=required, secret=field.secret)
+    if field.kind is FieldKind.CHOICE:
+        choice: dict[str, Any] = {"type": "string", "enum": list(field.choices)}
+        body = {**choice, "description": description}
+        return Parameter(description, schema=choice, body_schema=body, required=required, secret=field.secret)
     return Parameter(description, required=required, secret=field.secret)
 
 
@@ -104,37 +105,32 @@ def base_type(*, required: bool) -> Any:
     )
 
 
-DATABASE_DATA = Component(
-    "DatabaseData",
-    {
-        "description": "A registered database's connection data: the fields its driver declares"
-        " (postgres: ip, port, username, database); never its password.",
-        **one_element_array(
-            closed_object(
-                {
-                    "status": SUCCESS_STATUS,
-                    "local_name": TEXT,
-                    "ip": TEXT,
-                    "port": PORT_TEXT,
-                    "username": TEXT,
-                    "database": TEXT,
-                    "base_type": TEXT,
-                },
-                optional=("ip", "port", "username", "database"),
-            )
-        ),
-    },
-)
+def _database_data_schema(context: DocumentContext) -> dict[str, object]:
+    fields = [field for field in connection_parameters(context.drivers.drivers) if not field.secret]
+    properties: dict[str, object] = {"status": SUCCESS_STATUS, "local_name": TEXT}
+    for field in fields:
+        properties[field.name] = PORT_TEXT if field.kind is FieldKind.PORT else TEXT
+    properties["base_type"] = TEXT
+    declared = "; ".join(
+        f"{name}: {', '.join(f.name for f in context.drivers.connection_fields(name) if not f.secret) or 'none'}"
+        for name in context.drivers.names
+    )
+    return {
+        "description": "A registered database's connection data: the fields its driver declares, each as a string"
+        f" ({declared}); never a secret.",
+        **one_element_array(closed_object(properties, optional=tuple(field.name for field in fields))),
+    }
+
+
+DATABASE_DATA = Component("DatabaseData", _database_data_schema)
 """GetDatabaseData's answer, and UpdateDatabase's."""
 
 
 def database_data(record: DatabaseRecord) -> dict[str, str]:
     """GetDatabaseData's fields for a database: the connection fields its driver declared, never a secret."""
     answer = {"local_name": record.local_name}
-    for name in ("ip", "port", "username", "database"):  # the contract's order
-        value = getattr(record.connection, SLOTS[name])
-        if value is not None:
-            answer[name] = str(value)
+    for name, value in record.connection.values.items():  # in the driver's declaration order
+        answer[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     answer["base_type"] = record.base_type
     return answer
 
@@ -144,44 +140,57 @@ def database_data(record: DatabaseRecord) -> dict[str, str]:
 
 def new_connection() -> Any:
     """AddDatabase's connection fields, one input group; a secret goes to the redactor whichever driver is chosen."""
-    return parameter_group(new_connection_parameters, read_new_connection, secrets=SECRET_PARAMETERS)
+    return parameter_group(new_connection_parameters, read_new_connection, secrets=_secret_fields)
 
 
 def connection_changes() -> Any:
     """UpdateDatabase's connection fields given, by name, one input group; a secret goes to the redactor first."""
-    return parameter_group(connection_change_parameters, read_connection_changes, secrets=SECRET_PARAMETERS)
+    return parameter_group(connection_change_parameters, read_connection_changes, secrets=_secret_fields)
+
+
+def _secret_fields(context: ReadContext) -> tuple[str, ...]:
+    return context.drivers.secret_fields
 
 
 def read_new_connection(raw: RequestInputs, context: ReadContext) -> ConnectionData:
     """AddDatabase's connection: every field ``base_type``'s driver requires present and valid, none undeclared.
 
-    With ``base_type`` missing or not served, the fields are checked as
-    ``DEFAULT_CONNECTION_FIELDS`` (``base_type``, read next, then says what is
-    wrong with it), so a request missing several parameters is told the same
-    first one as before drivers declared their fields.
+    With ``base_type`` missing or not served, the fields every installed driver
+    requires are checked (``base_type``, read next, then says what is wrong with
+    it), so a request missing several parameters is told the same first one as
+    before drivers declared their fields.
     """
     given_type = raw.get("base_type")
     if given_type is None or given_type not in context.drivers.names:
-        return _new_connection(raw, DEFAULT_CONNECTION_FIELDS)
+        common = [field for field in connection_parameters(context.drivers.drivers) if field.required]
+        required_by_all = [
+            field for field in common
+            if all(field.name in {f.name for f in context.drivers.connection_fields(n)} for n in context.drivers.names)
+        ]
+        return _new_connection(raw, tuple(required_by_all))
     fields = context.drivers.connection_fields(given_type)
-    _refuse_undeclared([name for name in SLOTS if raw.get(name) is not None], fields, given_type)
+    _refuse_undeclared(_given_fields(raw, context), fields, given_type)
     return _new_connection(raw, fields)
 
 
+def _given_fields(raw: RequestInputs, context: ReadContext) -> list[str]:
+    return [name for name in sorted(context.drivers.field_names) if raw.get(name) is not None]
+
+
 def _new_connection(raw: RequestInputs, fields: tuple[ConnectionField, ...]) -> ConnectionData:
-    values: dict[str, Any] = {}
+    values: dict[str, ConnectionValue] = {}
     for field in fields:
         text = raw.require(field.name) if field.required else raw.get(field.name)
-        if text is None:
-            values[SLOTS[field.name]] = None if field.kind is FieldKind.PORT else ""
-        else:
-            values[SLOTS[field.name]] = _valid(field, text)
-    return ConnectionData(**values)
+        if text is not None:
+            values[field.name] = _valid(field, text)
+        elif field.kind in (FieldKind.TEXT, FieldKind.HOST):
+            values[field.name] = ""  # an optional text left out is empty (a password under trust authentication)
+    return as_connection(fields, values)
 
 
 def read_connection_changes(raw: RequestInputs, context: ReadContext) -> dict[str, str]:
     """UpdateDatabase's connection fields as given, by name; ``changed_connection`` checks them later."""
-    return {name: text for name in SLOTS if (text := raw.get(name)) is not None}
+    return {name: text for name in _given_fields(raw, context) if (text := raw.get(name)) is not None}
 
 
 def changed_connection(
@@ -190,32 +199,42 @@ def changed_connection(
     """PATCH /Database's connection: ``current`` with the declared fields given changed (a secret may be empty)."""
     fields = drivers.connection_fields(base_type)
     _refuse_undeclared(given, fields, base_type)
-    changes: dict[str, Any] = {}
+    values = {name: current[name] for name in current.names()}
     for field in fields:
         text = given.get(field.name)
         if text is None:
             continue
         if not text and not field.secret and field.kind is not FieldKind.PORT:
             raise BadRequest(f"parameter {field.name!r} must not be empty")
-        changes[SLOTS[field.name]] = _valid(field, text)
-    return attrs.evolve(current, **changes)
+        values[field.name] = _valid(field, text)
+    return as_connection(fields, values)
 
 
 def _refuse_undeclared(given: Collection[str], fields: tuple[ConnectionField, ...], base_type: str) -> None:
     declared = {field.name for field in fields}
-    for name in SLOTS:
-        if name not in declared and name in given:
+    for name in given:
+        if name not in declared:
             raise BadRequest(
                 f"parameter {name!r} is not a connection field of base_type {base_type!r};"
                 f" its fields are: {', '.join(field.name for field in fields) or 'none'}"
             )
 
 
-def _valid(field: ConnectionField, text: str) -> Any:
+def _valid(field: ConnectionField, text: str) -> ConnectionValue:
     if field.kind is FieldKind.PORT:
         return valid_port(field.name, text)
     if field.kind is FieldKind.HOST:
         return valid_host(field.name, text)
+    if field.kind is FieldKind.INTEGER:
+        if not re.fullmatch(r"\s*-?[0-9]{1,18}\s*", text):
+            raise BadRequest(f"parameter {field.name!r} must be an integer, got {text!r}")
+        return int(text)
+    if field.kind is FieldKind.BOOLEAN:
+        if text.strip().lower() not in ("true", "false"):
+            raise BadRequest(f"parameter {field.name!r} must be true or false, got {text!r}")
+        return text.strip().lower() == "true"
+    if field.kind is FieldKind.CHOICE and text not in field.choices:
+        raise BadRequest(f"parameter {field.name!r} must be one of {', '.join(field.choices)}, got {text!r}")
     return valid_connection_text(field.name, text)
 
 
@@ -226,7 +245,7 @@ def valid_host(parameter: str, value: str) -> str:
 
 
 def valid_connection_text(parameter: str, value: str) -> str:
-    """Text a driver can pass on: libpq (and most client libraries) cannot carry a NUL character."""
+    """Text a driver can pass on: most client libraries cannot carry a NUL character."""
     if "\x00" in value:
         raise BadRequest(f"parameter {parameter!r} must not contain a NUL character")  # never echo: it may be a password
     return value

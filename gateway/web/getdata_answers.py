@@ -80,7 +80,7 @@ GETDATA_ANSWER = Answer(
         CSV_MEDIA_TYPE: {
             "type": "string",
             "description": "RFC 4180: a header row of column names, then one record per row, CRLF line ends. Values "
-            "as the text of their JSON encoding (json, jsonb and arrays as JSON text, booleans true/false); NULL is "
+            "as the text of their JSON encoding (JSON documents and arrays as JSON text, booleans true/false); NULL is "
             'an empty field, an empty string is "". Never truncated: a result past the row limit is refused (422) '
             "or, once streaming, cut off.",
         },

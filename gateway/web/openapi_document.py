@@ -121,7 +121,8 @@ class _Builder:
         if isinstance(value, Component):
             if value.name not in self.schemas:
                 self.schemas[value.name] = None  # claimed first: a component may (indirectly) hold itself
-                self.schemas[value.name] = self.schema(value.schema)
+                body = value.schema(self.context) if callable(value.schema) else value.schema
+                self.schemas[value.name] = self.schema(body)
             return ref("schemas", value.name)
         if isinstance(value, dict):
             return {key: self.schema(item) for key, item in value.items()}

@@ -33,7 +33,8 @@ class Component:
     name: str
     """Its key under ``components/schemas``."""
     schema: Any
-    """The schema itself; it may hold other ``Component``s."""
+    """The schema itself; it may hold other ``Component``s. Or a function of the ``DocumentContext`` building it
+    (a schema that depends on the installed drivers)."""
 
 
 def ref(kind: str, name: str) -> Schema:

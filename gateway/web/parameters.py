@@ -113,8 +113,9 @@ class ParameterGroup:
     """The inputs, by name, as the running gateway documents them."""
     reader: Callable[[RequestInputs, ReadContext], Any]
     """All of them from the request to the field's value."""
-    secrets: tuple[str, ...] = ()
-    """Those added to the log redactor before any input of the operation is read (a password)."""
+    secrets: tuple[str, ...] | Callable[[ReadContext], tuple[str, ...]] = ()
+    """Those added to the log redactor before any input of the operation is read (a password); or a function of
+    the request's context naming them (the fields the installed drivers declare secret)."""
 
 
 _DECLARATION = "dbgateway_parameter"
@@ -126,7 +127,10 @@ def parameter(description: str, **options: Any) -> Any:
 
 
 def parameter_group(
-    parameters: Callable[[DocumentContext], Mapping[str, Parameter]], reader: Any, *, secrets: tuple[str, ...] = ()
+    parameters: Callable[[DocumentContext], Mapping[str, Parameter]],
+    reader: Any,
+    *,
+    secrets: tuple[str, ...] | Callable[[ReadContext], tuple[str, ...]] = (),
 ) -> Any:
     """An attrs field declaring several inputs read together (see ``ParameterGroup``)."""
     return attrs.field(metadata={_DECLARATION: ParameterGroup(parameters, reader, secrets)})
@@ -165,7 +169,7 @@ def read_declared(inputs: type[InputsT], raw: RequestInputs, context: ReadContex
     declared_inputs = declarations(inputs)
     for field_name, declared in declared_inputs:  # first: a 400 about another input must not log a secret
         if isinstance(declared, ParameterGroup):
-            secrets = declared.secrets
+            secrets = declared.secrets(context) if callable(declared.secrets) else declared.secrets
         else:
             secrets = (declared.name or field_name,) if declared.secret else ()
         for name in secrets:

@@ -33,6 +33,7 @@ from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, REFUSED_TO_NAME
 from drivers.postgres.guard.structure.names import builtin_name_of, display_name, friendly_node_name
 from drivers.postgres.guard.structure.walk import RangeVarSite, SelectTreeWalker
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryFailed, QueryRejected, RefusalReason
 
 __all__ = ["ParsedQuery", "Refusal", "check_query", "checked_outcome", "display_name", "parse_query",
@@ -170,7 +171,7 @@ def check_type_name(type_name: dict, policy: GuardPolicy) -> None:
         why = "it is internal plumbing, not a data type"
     else:
         why = "only plain built-in data types may be named"
-    raise QueryRejected(f"type {display_name(*written)} is not allowed: {why}", reason=RefusalReason.TYPE)
+    raise QueryRejected(f"type {display_name(*written)} is not allowed: {why}", reason=PostgresRefusal.TYPE)
 
 
 @functools.lru_cache(maxsize=1024)

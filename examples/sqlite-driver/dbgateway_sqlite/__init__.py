@@ -73,4 +73,4 @@ def database_file(connection: ConnectionData) -> Path:
     The only place that reads AddDatabase's inputs; the gateway requires the
     field, so it is never None here.
     """
-    return Path(connection.database or "")
+    return Path(str(connection.get("database", "")))

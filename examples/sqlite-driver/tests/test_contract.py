@@ -39,6 +39,18 @@ class SQLiteDatabase(DriverUnderTest):
         # The driver serves files of its configured folder only: the kit's scratch files are made in workdir.
         return {"directory": str(workdir)}
 
+    # Every way SQLite lists what a file holds: the schema table under its names, and the pragma table functions.
+    catalog_probes = (
+        "SELECT name FROM sqlite_master",
+        "SELECT name FROM sqlite_schema",
+        "SELECT tbl_name FROM main.sqlite_master",
+        "SELECT name FROM sqlite_temp_master",
+        "SELECT name FROM pragma_table_list",
+        "SELECT * FROM pragma_table_list()",
+        "SELECT name FROM pragma_index_list('items')",
+        "SELECT * FROM pragma_database_list",
+        "SELECT name FROM sqlite_master WHERE name IN (SELECT label FROM main.items)",
+    )
     id_type = ValueType("integer", "INTEGER", "INTEGER", ())
     text_type = ValueType("text", "TEXT", "TEXT", ())
     # SQLite's five storage classes (NULL is the kit's own row in every table). The result type is

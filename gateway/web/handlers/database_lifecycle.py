@@ -10,10 +10,9 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from gateway.contract.connection_fields import SLOTS
 from gateway.contract.driver_protocol import CatalogTable
 from gateway.databases.driver_loader import connection_parameters
-from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.databases.grant_notes import log_grant_notes
 from gateway.errors import BadRequest
 from gateway.observability.audit import AdminAction
 from gateway.registry import DatabaseRecord, RegistryState
@@ -83,8 +82,7 @@ async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> 
     app = request.app
     local_name = inputs.local_database_name
     record = app[REGISTRY].state.database(local_name)
-    # A fresh pool: whatever the driver derived from the catalog (PostgreSQL's function
-    # allowlist) is derived again, as on registration.
+    # A fresh pool: whatever the driver derived from the catalog is derived again, as on registration.
     async with app[POOLS].on_trial(record) as pool:
         catalog = await pool.read_catalog()
         changes = await app[REGISTRY].update(lambda state: state.with_catalog_refreshed(local_name, catalog))
@@ -95,7 +93,7 @@ async def refresh_database(request: web.Request, inputs: DatabaseNameInputs) -> 
         removed=list(changes.removed),
         unchanged=changes.unchanged,
     )
-    _warn_about_inheritance_children(app, local_name, catalog)
+    _log_grant_notes(app, local_name, catalog)
     return success(
         {
             "local_name": local_name,
@@ -130,21 +128,22 @@ async def update_database(request: web.Request, inputs: ConnectionChanges) -> we
     return success(database_data(record), as_array=True)
 
 
-def _warn_about_inheritance_children(app: web.Application, local_name: str, catalog: list[CatalogTable]) -> None:
-    """For each granted table of the database, warn about its inheritance children that no token was granted."""
+def _log_grant_notes(app: web.Application, local_name: str, catalog: list[CatalogTable]) -> None:
+    """For each granted table of the database, what its driver says about it beside every token's grants."""
     state = app[REGISTRY].state
+    driver = app[DRIVERS].get(state.database(local_name).base_type)
     granted = frozenset(
         address for addresses in state.grants.values() for address in addresses if address.database == local_name
     )
-    descendants = inheritance_descendants(catalog)
     granted_refs = frozenset((address.folder, address.table) for address in granted)
     for table in sorted((t for t in state.tables.values() if t.address in granted), key=lambda t: t.local_name):
-        warn_children_not_granted(app[LOGGER], table, descendants, granted_refs, granted_to="any token")
+        log_grant_notes(app[LOGGER], driver, catalog, table, granted_refs, granted_to="any token")
 
 
 def _changed_fields(old: DatabaseRecord, new: DatabaseRecord) -> list[str]:
     """Parameter names whose value changed; never the values (one is a password)."""
-    return sorted(name for name, slot in SLOTS.items() if getattr(old, slot) != getattr(new, slot))
+    names = {*old.connection.names(), *new.connection.names()}
+    return sorted(name for name in names if old.connection.get(name) != new.connection.get(name))
 
 
 OPERATIONS = (
@@ -179,8 +178,8 @@ OPERATIONS = (
         Access.ADMIN,
         "Change a database's connection data (e.g. a rotated password), verified by connecting first",
         description="local_database_name is required; give at least one of the connection fields the database's "
-        "driver declares (postgres: ip, port, database, username, password); any other is 400. base_type cannot "
-        "change. Nothing is saved when the new data cannot connect.",
+        "driver declares (the parameters below; each says which drivers take it when not all do); another "
+        "driver's field is 400. base_type cannot change. Nothing is saved when the new data cannot connect.",
         inputs=ConnectionChanges,
         body=True,
         answers={200: json_answer("The new connection data", DATABASE_DATA)},

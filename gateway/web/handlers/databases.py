@@ -101,10 +101,9 @@ OPERATIONS = (
         Access.ADMIN,
         "Register a database (connects and reads its catalog first)",
         description="Inputs from the query string or the body: local_database_name, base_type and the connection "
-        "fields base_type's driver declares (postgres: ip, port, database and username required, password may be "
-        "empty); a field the driver does not declare is 400. Each table, view, materialized view, foreign and "
-        "partitioned table outside the system schemas gets the local name "
-        "<local_database_name>_<folder>_<table> (_2, _3 ... on a collision).",
+        "fields base_type's driver declares (the parameters below; each says which drivers take it when not all "
+        "do); another driver's field is 400. Every relation the driver's catalog lists (outside its system "
+        "schemas) gets the local name <local_database_name>_<folder>_<table> (_2, _3 ... on a collision).",
         inputs=NewDatabase,
         body=True,
         answers={

@@ -7,7 +7,7 @@ import asyncio
 import attrs
 from aiohttp import web
 
-from gateway.databases.inheritance import inheritance_descendants, warn_children_not_granted
+from gateway.databases.grant_notes import SKIPPED_EVENT, has_grant_notes, log_grant_notes
 from gateway.observability.audit import AdminAction
 from gateway.registry import NO_LIMITS, RegistryState, TableAddress, TableRecord, utc_now
 from gateway.request.auth import hash_user_token, token_fingerprint
@@ -21,7 +21,7 @@ from gateway.web.grant_limits import (
     limit_inputs,
 )
 from gateway.web.inputs import find_table
-from gateway.web.keys import ADMIN_TOKEN, AUDITOR, LOGGER, POOLS, REGISTRY
+from gateway.web.keys import ADMIN_TOKEN, AUDITOR, DRIVERS, LOGGER, POOLS, REGISTRY
 from gateway.web.named_inputs import new_grantee, table_by_name_or_path, user_token
 from gateway.web.openapi_schemas import (
     SUCCESS_STATUS,
@@ -41,8 +41,8 @@ from gateway.web.operations import (
     json_answer,
 )
 
-INHERITANCE_CHECK_SECONDS = 2.0
-"""How long a grant waits for the table's database to list inheritance children before skipping the warning."""
+GRANT_NOTES_SECONDS = 2.0
+"""How long a grant waits for the table's database to list its catalog before skipping the driver's notes."""
 
 
 @attrs.frozen(kw_only=True)
@@ -104,31 +104,33 @@ async def grant_table_access(request: web.Request, inputs: NewGrant) -> web.Resp
         granted_token_fingerprint=token_fingerprint(salt, user_token),
         **shown,
     )
-    await _warn_about_inheritance_children(app, table, token_hash)
+    await _log_grant_notes(app, table, token_hash)
     if limits == NO_LIMITS:
         return success({}, as_array=True)
     return success({"grant": {"local_table_name": table.local_name, **shown}}, as_array=True)
 
 
-async def _warn_about_inheritance_children(app: web.Application, table: TableRecord, token_hash: str) -> None:
-    """Log ``inheritance_children_not_granted`` if the table has children this token was not granted.
+async def _log_grant_notes(app: web.Application, table: TableRecord, token_hash: str) -> None:
+    """Log what the database's driver says about this grant (``Driver.grant_notes``).
 
     The grant is saved already and stands whatever happens here: a database that
-    cannot be read now only costs the warning (a debug line says so).
+    cannot be read now only costs the notes (a debug line says so).
     """
     state = app[REGISTRY].state
     database = table.address.database
+    record = state.database(database)
+    driver = app[DRIVERS].get(record.base_type)
+    if not has_grant_notes(driver):
+        return
     try:
-        async with asyncio.timeout(INHERITANCE_CHECK_SECONDS):
-            catalog = await app[POOLS].get(state.database(database)).read_catalog()
+        async with asyncio.timeout(GRANT_NOTES_SECONDS):
+            catalog = await app[POOLS].get(record).read_catalog()
     except Exception as error:  # whatever the driver or the database does, the grant must not fail now
         reason = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-        app[LOGGER].debug("inheritance_check_skipped", local_table_name=table.local_name, reason=reason)
+        app[LOGGER].debug(SKIPPED_EVENT, local_table_name=table.local_name, reason=reason)
         return
     granted = frozenset((a.folder, a.table) for a in state.grants.get(token_hash, ()) if a.database == database)
-    warn_children_not_granted(
-        app[LOGGER], table, inheritance_descendants(catalog), granted, granted_to="the token just granted"
-    )
+    log_grant_notes(app[LOGGER], driver, catalog, table, granted, granted_to="the token just granted")
 
 
 async def revoke_table_access(request: web.Request, inputs: Revocation) -> web.Response:

@@ -17,6 +17,7 @@ from drivers.postgres.guard.model.types import FunctionInfo
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
 from drivers.postgres.guard.structure.names import display_name
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryRejected, RefusalReason
 
 _BARE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -51,11 +52,11 @@ class AllowedChecks:
                     reason=RefusalReason.FUNCTION)
             name = min(lookup)
             raise QueryRejected(f"{describe(expr, self.catalog.type_display)} is not allowed: its type {name} "
-                                "looks catalog objects up by name or OID", reason=RefusalReason.TYPE)
+                                "looks catalog objects up by name or OID", reason=PostgresRefusal.TYPE)
         plumbing = names & PLUMBING_TYPES - {"unknown", "void"}
         if plumbing:
             raise QueryRejected(f"{describe(expr, self.catalog.type_display)} is not allowed: its type "
-                                f"{min(plumbing)} is internal plumbing, not a data type", reason=RefusalReason.TYPE)
+                                f"{min(plumbing)} is internal plumbing, not a data type", reason=PostgresRefusal.TYPE)
 
     def _function(self, function: FunctionInfo, expr: Expr) -> None:
         name = function.name

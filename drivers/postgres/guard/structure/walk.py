@@ -18,6 +18,7 @@ import attrs
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES
 from drivers.postgres.guard.structure.names import builtin_name, display_name, friendly_node_name, identifiers
 from drivers.postgres.guard.structure.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryRejected, RefusalReason
 
 __all__ = ["SelectTreeWalker", "display_name", "friendly_node_name"]
@@ -205,7 +206,7 @@ class SelectTreeWalker:
             raise QueryRejected(
                 f'operator "{".".join(names)}" is not allowed: '
                 "only built-in operators (schema pg_catalog) may be used",
-                reason=RefusalReason.OPERATOR,
+                reason=PostgresRefusal.OPERATOR,
             )
         return name
 
@@ -230,12 +231,12 @@ class SelectTreeWalker:
             raise QueryRejected(
                 f"type {display_name(*names or ['?'])} is not allowed: "
                 "only built-in types (schema pg_catalog) may be used",
-                reason=RefusalReason.TYPE,
+                reason=PostgresRefusal.TYPE,
             )
         if name.lstrip("_") in CATALOG_LOOKUP_TYPES:
             raise QueryRejected(
                 f"type {display_name(name)} is not allowed: it looks up catalog objects",
-                reason=RefusalReason.TYPE,
+                reason=PostgresRefusal.TYPE,
             )
         for modifier in node.get("typmods", ()):
             if "ival" not in modifier.get("A_Const", {}):
@@ -243,7 +244,7 @@ class SelectTreeWalker:
                 raise QueryRejected(
                     f"type modifier of {display_name(name)} is not allowed: write it as an integer, "
                     f"as in {name}(10)",
-                    reason=RefusalReason.TYPE,
+                    reason=PostgresRefusal.TYPE,
                 )
         self.type_names.append(node)
         return ("names", "typmods"), ctes_in_scope
@@ -265,7 +266,7 @@ class SelectTreeWalker:
             raise QueryRejected(
                 f"collation {display_name(*names)} is not allowed: "
                 "only built-in collations (schema pg_catalog) may be used",
-                reason=RefusalReason.COLLATION,
+                reason=PostgresRefusal.COLLATION,
             )
         return ("collname",), ctes_in_scope
 

@@ -31,7 +31,8 @@ from drivers.postgres.guard.work.conversions import (
 )
 from drivers.postgres.guard.work.costs import COMPARISON_NS_PER_BYTE, PRODUCT_NS_PER_STEP, call_cost, call_memory
 from drivers.postgres.guard.work.planner import estimated, estimation_cost
-from gateway.errors import QueryRejected, RefusalReason
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
+from gateway.errors import QueryRejected
 
 _AS_IS: Final = frozenset({TEXT, VARCHAR, BPCHAR, JSON, JSONB})
 """Types a rendering function takes as they are, without their output function."""
@@ -89,7 +90,7 @@ class WorkCharges:
             return
         if const.parsed_as == XML or self.catalog.base_type(const.parsed_as) == XML:
             raise QueryRejected(f"the literal {describe(const)} is read as xml, which is not allowed: "
-                                f"{XML_PARSING}", reason=RefusalReason.TYPE)
+                                f"{XML_PARSING}", reason=PostgresRefusal.TYPE)
         info = self.catalog.type(const.parsed_as)
         parser = self._named_function(info.input_function) if info is not None else None
         if parser is not None and parser.oid in self.policy.products:
@@ -122,7 +123,7 @@ class WorkCharges:
             catalog.base_type(target_type)) else catalog.type(catalog.base_type(target_type))
         if catalog.base_type(target_type) == XML or (target is not None and target.oid == XML):
             raise QueryRejected(f"{describe(expr, catalog.type_display)} is not allowed: a cast to xml "
-                                f"parses the text: {XML_PARSING}", reason=RefusalReason.TYPE)
+                                f"parses the text: {XML_PARSING}", reason=PostgresRefusal.TYPE)
         parser = self._named_function(target.input_function) if target is not None else None
         time = self._output_cost(expr.arg) if isinstance(expr, Cast) else source.scaled(
             io_ns_per_byte(catalog, source_type))
@@ -144,7 +145,7 @@ class WorkCharges:
             return
         if target.oid == XML:
             raise QueryRejected(f"column {field.field!r} of {maker.function.name} is read as xml, which is not "
-                                f"allowed: {XML_PARSING}", reason=RefusalReason.TYPE)
+                                f"allowed: {XML_PARSING}", reason=PostgresRefusal.TYPE)
         self._check_conversion(maker, maker.args[-1].type, field.type, self._size(maker.args[-1]))
 
     def _check_set_memory(self) -> None:
