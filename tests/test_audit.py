@@ -179,7 +179,7 @@ class TestGetDataEntries:
         writer.write(f"GET {target} HTTP/1.1\r\nHost: gateway\r\nuser_token: {TOKEN}\r\n\r\n".encode())
         await writer.drain()
         deadline = time.monotonic() + 10
-        while not busy_gateway_backends(client.app[REGISTRY].state.database("shop").database):
+        while not busy_gateway_backends(client.app[REGISTRY].state.database("shop").connection["database"]):
             assert time.monotonic() < deadline, "the query never started"
             await asyncio.sleep(0.05)
         writer.close()

@@ -32,6 +32,7 @@ from support import (
     GatewayFactory,
     admin_headers,
     connect,
+    database_from,
     database_parameters,
     dsn_under_test,
     free_port,
