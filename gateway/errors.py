@@ -31,6 +31,9 @@ class GatewayError(Exception):
     """How a GetData query that ended with this error is counted (the ``outcome`` label of
     ``dbgateway_getdata_queries``): ``failed`` unless the class says otherwise. The request's observation
     reads it (``gateway.observability.observation``); nothing else classifies an error."""
+    refuses_the_asker: ClassVar[bool] = False
+    """The request was refused before its token was known to hold a grant there (no token, or the wrong one):
+    anyone can send such a request, so GetData's audit entry keeps only the head of its query text."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -108,6 +111,7 @@ class TokenRequired(GatewayError):
 
     status = 401
     code = "token_required"
+    refuses_the_asker = True
 
 
 class AccessDenied(GatewayError):
@@ -116,6 +120,7 @@ class AccessDenied(GatewayError):
     status = 403
     code = "access_denied"
     query_outcome = "denied"
+    refuses_the_asker = True
 
 
 class NotFound(GatewayError):

@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from gateway.errors import AccessDenied, TableNotFound, TokenRequired
+from gateway.errors import TableNotFound
 from gateway.observability.getdata_tally import GetDataTally
 from gateway.observability.log_bounds import UNAUTHORISED_QUERY_CHARS, shortened
 from gateway.observability.logbook import Loggers
@@ -99,7 +99,7 @@ class Auditor:
             fields["refusal_reason"] = tally.refusal_reason
         if self._query_text:
             fields["query"] = tally.query
-            if tally.query is not None and isinstance(observation.error, TokenRequired | AccessDenied):
+            if tally.query is not None and observation.error is not None and observation.error.refuses_the_asker:
                 # Refused before the token was known to have a grant in that database: anyone can send
                 # this, so it keeps only the text's head (gateway.observability.log_bounds); a token holder's
                 # is kept whole.

@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
+
 from gateway.observability.metrics import METRICS
 
 PROBE_INTERVAL_SECONDS = 0.05

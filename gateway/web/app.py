@@ -83,46 +83,17 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     # First: options a driver refuses stop start-up (ConfigError) before a registry or an admin token is made.
     drivers = DriverCatalog.from_entry_points(config.drivers, logger)
     redactor.add(config.secret_key)
-    location = config.registry_location
-    redactor.add(location.password)
-    store = open_registry(location, config.secret_key, max_staleness=config.registry_max_staleness)
-
-    def redact_passwords(state: RegistryState) -> None:
-        # Databases registered through another gateway arrive here, not through a request.
-        for record in state.databases.values():
-            for secret in record.connection.secrets.values():
-                redactor.add(secret)
-
-    store.watch(redact_passwords)
-    state = store.open()
-    leftovers = getattr(store, "leftovers_removed", None)  # a file registry: what writers killed mid-write left
-    if leftovers:
-        logger.info("registry_leftovers_removed", registry=location.display, files=leftovers)
-    if not store.encrypts_passwords:  # only a file: a registry in PostgreSQL requires secret_key
-        logger.warning(
-            "passwords_stored_in_clear",
-            path=str(config.registry_path.resolve()),
-            hint="the registry file (mode 0600) holds database passwords in clear; set secret_key to encrypt them",
-        )
+    store, state = _opened_registry(config, redactor, logger)
     admin_token = resolve_admin_token(config, logger)
     redactor.add(admin_token)
     auditor = _auditor(config, ring, redactor, store, admin_token, log_stream, audit_file, console)
-    limits = PoolLimits(
-        min_size=config.pool_min_size,
-        max_size=config.pool_max_size,
-        acquire_timeout=config.acquire_timeout,
-        statement_timeout=config.statement_timeout,
-        row_limit=config.row_limit,
-        batch_size=config.fetch_batch_size,
-        max_row_bytes=config.max_row_bytes,
-    )
 
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CONFIG] = config
     app[ADMIN_TOKEN] = admin_token
     app[REGISTRY] = store
     app[DRIVERS] = drivers
-    app[POOLS] = DatabasePools(drivers, limits, logger)
+    app[POOLS] = DatabasePools(drivers, _pool_limits(config), logger)
     app[TOKEN_QUERIES] = TokenQueryLimiter(config.queries_per_token, config.acquire_timeout)
     app[CONTINUATIONS] = Continuations(
         app[TOKEN_QUERIES],
@@ -144,6 +115,60 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
     add_console_routes(app)  # a page for people, not an operation: not in the document (docs/console.md)
     app[OPENAPI_DOCUMENT] = ServedDocument.of(operations, DocumentContext(config, drivers))
     setup_middlewares(app)
+    _setup_cleanup(app, audit_file)
+    logger.info(
+        "gateway_created",
+        registry=config.registry_location.display,
+        databases=len(state.databases),
+        tables=len(state.tables),
+        drivers=drivers.names,
+    )
+    return app
+
+
+def _opened_registry(
+    config: GatewayConfig, redactor: SecretRedactor, logger: Any
+) -> tuple[Registry, RegistryState]:
+    """The registry the settings name, opened, its passwords (now and as they come) handed to the redactor."""
+    location = config.registry_location
+    redactor.add(location.password)
+    store = open_registry(location, config.secret_key, max_staleness=config.registry_max_staleness)
+
+    def redact_passwords(state: RegistryState) -> None:
+        # Databases registered through another gateway arrive here, not through a request.
+        for record in state.databases.values():
+            for secret in record.connection.secrets.values():
+                redactor.add(secret)
+
+    store.watch(redact_passwords)
+    state = store.open()
+    leftovers = getattr(store, "leftovers_removed", None)  # a file registry: what writers killed mid-write left
+    if leftovers:
+        logger.info("registry_leftovers_removed", registry=location.display, files=leftovers)
+    if not store.encrypts_passwords:  # only a file: a registry in PostgreSQL requires secret_key
+        logger.warning(
+            "passwords_stored_in_clear",
+            path=str(config.registry_path.resolve()),
+            hint="the registry file (mode 0600) holds database passwords in clear; set secret_key to encrypt them",
+        )
+    return store, state
+
+
+def _pool_limits(config: GatewayConfig) -> PoolLimits:
+    """What every driver's pool is told of the settings."""
+    return PoolLimits(
+        min_size=config.pool_min_size,
+        max_size=config.pool_max_size,
+        acquire_timeout=config.acquire_timeout,
+        statement_timeout=config.statement_timeout,
+        row_limit=config.row_limit,
+        batch_size=config.fetch_batch_size,
+        max_row_bytes=config.max_row_bytes,
+    )
+
+
+def _setup_cleanup(app: web.Application, audit_file: AuditFile | None) -> None:
+    """Resources opened at start and closed at stop, in ``cleanup_ctx`` order (closed in reverse)."""
     app.cleanup_ctx.append(library_logs)
     app.cleanup_ctx.append(measure_loop_lag)
     app.cleanup_ctx.append(_registry_following)
@@ -155,14 +180,6 @@ def create_app(config: GatewayConfig, *, log_stream: TextIO | None = None) -> we
             audit_file.close()
 
         app.on_cleanup.append(close_audit_file)
-    logger.info(
-        "gateway_created",
-        registry=location.display,
-        databases=len(state.databases),
-        tables=len(state.tables),
-        drivers=drivers.names,
-    )
-    return app
 
 
 async def _registry_following(app: web.Application) -> AsyncIterator[None]:

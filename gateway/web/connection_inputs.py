@@ -18,9 +18,16 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from gateway.contract.connection_fields import ConnectionData, ConnectionField, ConnectionValue, FieldKind, as_connection
+from gateway.contract.connection_fields import (
+    ConnectionData,
+    ConnectionField,
+    ConnectionValue,
+    FieldKind,
+    as_connection,
+)
 from gateway.databases.driver_loader import DriverCatalog, connection_parameters
 from gateway.errors import BadRequest
+from gateway.registry import DatabaseRecord
 from gateway.web.inputs import RequestInputs
 from gateway.web.openapi_schemas import SUCCESS_STATUS, TEXT, Component, closed_object, one_element_array
 from gateway.web.parameters import (
@@ -32,7 +39,6 @@ from gateway.web.parameters import (
     parameter_group,
     required_text,
 )
-from gateway.registry import DatabaseRecord
 
 PORT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": 65535}
 PORT_TEXT = {"type": "string", "pattern": "^[0-9]{1,5}$", "description": "The port, as a string (specification)."}

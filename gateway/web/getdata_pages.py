@@ -26,7 +26,7 @@ from gateway.observability.getdata_tally import GetDataTally
 from gateway.results.result_formats import ResultFormat
 from gateway.web.getdata_body import answer
 from gateway.web.getdata_forward import forward
-from gateway.web.keys import CONFIG, CONTINUATIONS, LOGGER, REGISTRY, TOKEN_QUERIES
+from gateway.web.keys import CONFIG, CONTINUATIONS, LOGGER, REQUEST_CONTEXT, TOKEN_QUERIES
 
 
 class _FirstPage:
@@ -134,7 +134,7 @@ async def next_page(
     except HeldElsewhere as elsewhere:  # workers > 1: the sibling that holds it answers
         return await forward(request, elsewhere.pid)
     tally.checked = entry.checked
-    state = app[REGISTRY].state
+    state = request[REQUEST_CONTEXT].registry
     # Grants are checked again on every page: a token that lost a table the query reads reads no further.
     if (
         database not in state.databases

@@ -7,14 +7,14 @@ from collections.abc import Callable
 import attrs
 from aiohttp import web
 
-from gateway.request.auth import ADMIN_TOKEN_HEADERS, USER_TOKEN_HEADERS, hash_user_token, header_token, require_admin
 from gateway.errors import TokenRequired
-from gateway.web.keys import ADMIN_TOKEN, REGISTRY
+from gateway.registry import RegistryState
+from gateway.request.auth import check_admin_token, checked_user_token
+from gateway.request.responses import success
+from gateway.web.keys import ADMIN_TOKEN, REQUEST_CONTEXT
 from gateway.web.openapi_schemas import Component, success_object
 from gateway.web.operations import ACCESS_DENIED, BAD_INPUT, TOKEN_REQUIRED
 from gateway.web.parameters import parameter
-from gateway.registry import RegistryState
-from gateway.request.responses import success
 
 NAME_LIST_ANSWER = Component(
     "NameList", {"description": "Sorted local names.", **success_object(List={"type": "array", "items": {"type": "string"}})}
@@ -42,15 +42,16 @@ async def answer_list(
     An admin token present but wrong is 403 even beside a valid user token; no
     token at all is 401. ``local_database_name`` filters either list.
     """
-    app = request.app
-    state = app[REGISTRY].state
+    context = request[REQUEST_CONTEXT]  # tokens read and hashed once, the registry as the request found it
+    state = context.registry
     only_database = inputs.local_database_name
-    if header_token(request, ADMIN_TOKEN_HEADERS) is not None:
-        require_admin(request, app[ADMIN_TOKEN])
+    if context.admin_token is not None:
+        check_admin_token(context.admin_token, request.app[ADMIN_TOKEN])
         names = admin_names(state, only_database)
-    elif (token := header_token(request, USER_TOKEN_HEADERS)) is not None:
-        token_hash = hash_user_token(state.token_salt, token)
-        names = [r.local_name for r in state.granted_tables(token_hash, only_database)]
+    elif context.user_token is not None:
+        checked_user_token(context.user_token)  # 403 when not UTF-8
+        assert context.user_token_hash is not None  # hashed with the token
+        names = [r.local_name for r in state.granted_tables(context.user_token_hash, only_database)]
     else:
         raise TokenRequired(no_token_message)
     return success({"List": sorted(names)}, as_array=False)

@@ -6,11 +6,11 @@ from typing import Any
 
 import attrs
 
-from gateway.settings.config import MAX_USER_TOKEN_LENGTH
 from gateway.errors import BadRequest
+from gateway.registry import TableAddress
+from gateway.settings.config import MAX_USER_TOKEN_LENGTH
 from gateway.web.inputs import RequestInputs, table_identification
 from gateway.web.parameters import DocumentContext, Parameter, ReadContext, parameter, parameter_group, required_text
-from gateway.registry import TableAddress
 
 MAX_NAME_LENGTH = 200
 """Longest local database or table name a request may give."""

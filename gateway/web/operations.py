@@ -21,13 +21,13 @@ from aiohttp import web
 
 from gateway import errors
 from gateway.observability.observation import REQUEST_CONTEXT
+from gateway.registry import Registry, RegistryKind, RegistryStatus
 from gateway.request.auth import check_admin_token, checked_user_token
 from gateway.settings.config import GatewayConfig
 from gateway.web.inputs import read_inputs
 from gateway.web.keys import ADMIN_TOKEN, AUDITED_ROUTES, CONFIG, DRIVERS, REDACTOR, REGISTRY
-from gateway.web.parameters import ReadContext, read_declared
-from gateway.registry import Registry, RegistryKind, RegistryStatus
 from gateway.web.openapi_schemas import JSON, Schema
+from gateway.web.parameters import ReadContext, read_declared
 
 Handler = Callable[[web.Request, Any], Awaitable[web.StreamResponse]]
 Served = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -6,10 +6,12 @@ import attrs
 from aiohttp import web
 
 from gateway import errors
-from gateway.observability.audit import AdminAction
 from gateway.contract.connection_fields import ConnectionData
-from gateway.web.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
 from gateway.errors import BadRequest, DatabaseExists
+from gateway.observability.audit import AdminAction
+from gateway.registry import DatabaseRecord, RegistryState
+from gateway.request.responses import success
+from gateway.web.connection_inputs import DATABASE_DATA, base_type, database_data, new_connection
 from gateway.web.keys import AUDITOR, DRIVERS, POOLS, REGISTRY
 from gateway.web.listing import LIST_ERRORS, NAME_LIST_ANSWER, ListInputs, answer_list
 from gateway.web.named_inputs import MAX_NAME_LENGTH, NAME, DatabaseNameInputs
@@ -27,8 +29,6 @@ from gateway.web.operations import (
     json_answer,
 )
 from gateway.web.parameters import ReadContext, parameter, required_text
-from gateway.registry import DatabaseRecord, RegistryState
-from gateway.request.responses import success
 
 
 def valid_name(name: str, text: str | None, context: ReadContext) -> str:

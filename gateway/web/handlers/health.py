@@ -22,16 +22,16 @@ import attrs
 import orjson
 from aiohttp import web
 
-from gateway.request.auth import ADMIN_TOKEN_HEADERS, header_token, require_admin
-from gateway.settings.config import GatewayConfig
 from gateway.errors import BadRequest, DatabaseUnavailable, GatewayError
-from gateway.web.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY
 from gateway.observability.metrics import EXPOSITION_CONTENT_TYPE
-from gateway.web.openapi_schemas import COUNT, any_case, METRICS_MEDIA_TYPE, Component, closed_object, success_object
+from gateway.registry import DatabaseRecord, RegistryStatus
+from gateway.request.auth import check_admin_token
+from gateway.request.responses import JSON_CONTENT_TYPE, success
+from gateway.settings.config import GatewayConfig
+from gateway.web.keys import ADMIN_TOKEN, CONFIG, LOGGER, METRICS, POOLS, REGISTRY, REQUEST_CONTEXT
+from gateway.web.openapi_schemas import COUNT, METRICS_MEDIA_TYPE, Component, any_case, closed_object, success_object
 from gateway.web.operations import ACCESS_DENIED, BAD_INPUT, Access, Answer, Operation, json_answer, registry_stale
 from gateway.web.parameters import ReadContext, parameter
-from gateway.registry import DatabaseRecord, RegistryStatus
-from gateway.request.responses import JSON_CONTENT_TYPE, success
 
 PROBE_TIMEOUT_SECONDS = 2.0
 """How long ``/readyz?databases=1`` waits for each database (they are probed concurrently)."""
@@ -85,9 +85,10 @@ async def readyz(request: web.Request, inputs: ReadinessInputs) -> web.Response:
     payload: dict[str, object] = {"ready": True, "registry": status.value}
     if not probe_databases:
         return success(payload, as_array=False)
-    named = header_token(request, ADMIN_TOKEN_HEADERS) is not None
+    presented = request[REQUEST_CONTEXT].admin_token
+    named = presented is not None
     if named:
-        require_admin(request, app[ADMIN_TOKEN])
+        check_admin_token(presented, app[ADMIN_TOKEN])
     records = sorted(state.databases.values(), key=lambda record: record.local_name)
     verdicts = await asyncio.gather(*(_probe(app, record) for record in records))
     databases = {record.local_name: verdict for record, verdict in zip(records, verdicts)}

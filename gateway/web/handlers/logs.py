@@ -13,13 +13,13 @@ import attrs
 from aiohttp import web
 
 from gateway.errors import BadRequest
-from gateway.web.keys import LOG_RING, LOG_SIBLINGS, LOGGER
-from gateway.observability.log_sharing import merge_newest
 from gateway.observability.log_ring import LogLevel, LogQuery
+from gateway.observability.log_sharing import merge_newest
+from gateway.request.responses import success
+from gateway.web.keys import LOG_RING, LOG_SIBLINGS, LOGGER
 from gateway.web.openapi_schemas import Component, any_case, one_element_array, success_object
 from gateway.web.operations import ACCESS_DENIED, BAD_INPUT, Access, Operation, json_answer
 from gateway.web.parameters import ReadContext, parameter
-from gateway.request.responses import success
 
 _EVENT_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 
