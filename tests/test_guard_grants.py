@@ -31,8 +31,12 @@ UPDATE public.accounts SET balance = 42 WHERE tenant = 7;
 UPDATE public.accounts SET balance = 1 WHERE tenant = 42 AND balance = 42;
 CREATE TABLE public.branches (id integer PRIMARY KEY, account_id integer, city text);
 INSERT INTO public.branches SELECT i, i, 'city ' || i FROM generate_series(1, 100) i;
+CREATE TABLE public.docs (id integer PRIMARY KEY, tenant integer NOT NULL, body text NOT NULL);
+INSERT INTO public.docs SELECT i, 1, 'visible ' || (i % 5) FROM generate_series(1, 500) i;
+INSERT INTO public.docs SELECT 500 + i, 2, 'HIDDEN secret' FROM generate_series(1, 20000) i;
 ANALYZE public.accounts;
 ANALYZE public.branches;
+ANALYZE public.docs;
 """
 GRANTED = frozenset({("public", "accounts"), ("public", "branches")})
 VISIBLE = ["id", "balance", "note"]
@@ -189,6 +193,67 @@ def test_a_row_filter_is_written_without_qualifiers(accounts_policy: GuardPolicy
                              accounts_policy) == "tenant = 42 AND balance > 0"
 
 
+def _estimated_rows(database: str, sql: str) -> int:
+    (((plan,),),) = [_run(database, "explain (format json) " + sql)[1]]
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+def test_a_plan_never_tells_what_the_hidden_rows_hold(accounts_database: str, accounts_policy: GuardPolicy) -> None:
+    """The planner's estimates through a filtered grant ignore the statistics, which describe hidden rows too."""
+    docs = {("public", "docs"): TableGrant(columns=None, row_filter=normalized_filter(
+        "public", "docs", "tenant = 1", accounts_policy))}
+    granted = frozenset({("public", "docs")})
+
+    def estimate(pattern: str) -> int:
+        sql = f"select id from public.docs d where d.body like '{pattern}'"
+        return _estimated_rows(accounts_database, check_narrowed(sql, granted, accounts_policy, docs).parsed.sql)
+
+    # Only hidden rows hold 'HIDDEN secret' (20 000 of them); none holds 'ZZZ'. Told apart, the estimate (and
+    # so a join order, the rows' order) would tell a hidden value, one LIKE prefix at a time.
+    assert estimate("HIDDEN%") == estimate("ZZZ%")
+    plain_fence = ("select id from (select id, body from only public.docs d where tenant = 1 offset 0) d "
+                   "where d.body like '{}'")
+    assert _estimated_rows(accounts_database, plain_fence.format("HIDDEN%")) > 10 * _estimated_rows(
+        accounts_database, plain_fence.format("ZZZ%")), "the side channel a plain fence leaves is there to close"
+
+
+def test_a_filter_of_several_terms_any_of_them_not_leakproof(
+    accounts_database: str, accounts_policy: GuardPolicy
+) -> None:
+    """A filter whose first AND term is not leakproof (LIKE) reads as any other: its terms are the filter's."""
+    narrowing = {("public", "accounts"): TableGrant(columns=tuple(VISIBLE), row_filter=normalized_filter(
+        "public", "accounts", "note LIKE 'note 1%' AND tenant = 42", accounts_policy))}
+    rewritten = _narrowed("select count(*) from public.accounts", accounts_policy, narrowing)  # nothing copied
+    assert _run(accounts_database, rewritten)[1] == _run(
+        accounts_database, "select count(*) from public.accounts where note like 'note 1%' and tenant = 42")[1]
+
+
+def test_a_refusal_of_the_rewritten_query_does_not_tell_the_filter(accounts_policy: GuardPolicy) -> None:
+    """What the guard refuses in the rewritten text is told without it: no filter text, no position in it."""
+    messages = set()
+    for row_filter in ("tenant = 42", "tenant = 42 AND email NOT LIKE '%@competitor.example'"):
+        narrowing = {("public", "accounts"): TableGrant(columns=tuple(VISIBLE), row_filter=normalized_filter(
+            "public", "accounts", row_filter, accounts_policy))}
+        with pytest.raises(QueryRejected) as refused:
+            check_narrowed("select * from public.U&\"accounts\" UESCAPE '!'", GRANTED, accounts_policy, narrowing)
+        messages.add(refused.value.message)
+    assert len(messages) == 1 and "tenant" not in messages.pop()
+
+
+def test_parameter_values_are_not_kept_by_the_rewrite(
+    accounts_policy: GuardPolicy, narrowing: dict[tuple[str, str], TableGrant]
+) -> None:
+    """The rewrite's memo holds the query's shape: a MiB value sent with each query is checked and forgotten."""
+    from drivers.postgres.guard.grants import enforce
+
+    sql = "select id from public.accounts where note = $1"
+    check_narrowed(sql, GRANTED, accounts_policy, narrowing, ("a",))
+    before = enforce._rewrite.cache_info().currsize
+    for value in ("b" * 1000, "c" * 2000, "d"):
+        check_narrowed(sql, GRANTED, accounts_policy, narrowing, (value,))
+    assert enforce._rewrite.cache_info().currsize == before
+
+
 def test_the_check_refuses_a_narrowed_table_read_outside_its_fence(
     accounts_policy: GuardPolicy, narrowing: dict[tuple[str, str], TableGrant]
 ) -> None:
@@ -207,8 +272,11 @@ def test_the_check_refuses_a_narrowed_table_read_outside_its_fence(
     with pytest.raises(QueryRejected, match="internal check"):  # a hidden column leaving the fence
         verify_fenced(analysed("select * from (select id, balance, note, email from public.accounts where "
                                "tenant = 42 offset 0) t"), narrowing)
-    verify_fenced(analysed("select * from (select id, balance, note from public.accounts where id = 5 and "
-                           "tenant = 42 offset 0) t"), narrowing)
+    with pytest.raises(QueryRejected, match="internal check"):  # plain columns: the planner reads hidden rows' stats
+        verify_fenced(analysed("select * from (select id, balance, note from public.accounts where true and "
+                               "id = 5 and tenant = 42 offset 0) t"), narrowing)
+    verify_fenced(analysed("select * from (select coalesce(id) as id, coalesce(balance) as balance, coalesce(note) "
+                           "as note from public.accounts where true and id = 5 and (tenant = 42) offset 0) t"), narrowing)
 
 
 def test_narrowed_decisions_are_reused_across_numeric_constants(

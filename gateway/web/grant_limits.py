@@ -94,9 +94,12 @@ def parse_expiry(text: str) -> datetime.datetime:
         raise BadRequest(f"parameter 'expires_at' must be an RFC 3339 time with its offset, e.g. "
                          f"2026-12-31T23:59:59Z; got {text[:40]!r}")
     try:
-        return datetime.datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
-    except ValueError:
-        raise BadRequest(f"parameter 'expires_at' is not a valid time: {text[:40]!r}") from None
+        moment = datetime.datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+        moment.astimezone(datetime.timezone.utc)  # kept and shown in UTC: a time that has none is no expiry
+    except (ValueError, OverflowError):
+        raise BadRequest(f"parameter 'expires_at' is not a valid time between the years 1 and 9999 in UTC: "
+                         f"{text[:40]!r}") from None
+    return moment
 
 
 def _read(raw: RequestInputs, context: ReadContext) -> LimitInputs:

@@ -24,6 +24,7 @@ from drivers.postgres.guard.grants.table_grant import Narrowing, TableGrant, nar
 from drivers.postgres.guard.model.analysis import Analyzer, parse_select
 from drivers.postgres.guard.policy import GuardPolicy
 from drivers.postgres.guard.sql_guard import ParsedQuery, check_query
+from gateway.errors import QueryFailed, QueryRejected, RefusalReason
 
 Relation = tuple[str, str]
 
@@ -50,9 +51,24 @@ def check_narrowed(sql: str, granted: frozenset[Relation], policy: GuardPolicy, 
     key = narrowing_key({r: g for r, g in narrowing.items() if r in parsed.relations})
     if not key:
         return NarrowedQuery(parsed, (), parsed)
-    rewritten, edits = _rewrite(sql, seen, key, parameters)
-    final = check_query(rewritten, granted, policy, parameters)
-    _verify(rewritten, policy, key, parameters)
+    # The rewrite and its verification read the query's shape, not its values: NULLs in their place type the
+    # $n as the values do (PostgreSQL types a parameter by where it stands), and keep the values, a MiB each
+    # perhaps, out of the memoised keys.
+    placeholders = (None,) * len(parameters)
+    rewritten, edits = _rewrite(sql, seen, key, placeholders)
+    try:
+        final = check_query(rewritten, granted, policy, parameters)
+    except (QueryRejected, QueryFailed) as refused:
+        # The rewritten text holds the administrator's filters, which the token must not see: a refusal of it
+        # (a cost naming the filter's call, a position counted in the longer text) is told without it.
+        reason = refused.reason if isinstance(refused, QueryRejected) else RefusalReason.OTHER
+        raise QueryRejected(
+            "the query is refused as it reads through this token's narrowed grants (their row filters make it "
+            "larger or costlier than the guard's limits allow, or a narrowed table is written in a way that cannot "
+            "be read through its grant): read fewer narrowed tables at once, or write them as schema.table "
+            "[AS alias]", reason=reason,
+        ) from None
+    _verify(rewritten, policy, key, placeholders)
     return NarrowedQuery(attrs.evolve(final, fingerprint=parsed.fingerprint), edits, parsed)
 
 

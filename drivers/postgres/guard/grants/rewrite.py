@@ -3,15 +3,24 @@
 ``[ONLY] s.t [AS x [(a, b)]]`` becomes, wherever it is written (FROM, joins, sub-selects, CTEs, set
 operations)::
 
-    (SELECT "id", "name" FROM [ONLY] s.t [AS x] WHERE (<row filter>) AND (<copied condition>)... OFFSET 0)
-        AS x [(a, b)]
+    (SELECT "id", "name" FROM [ONLY] s.t [AS x] WHERE (<copied condition>) AND ... OFFSET 0) AS x [(a, b)]
+
+or, with a row filter::
+
+    (SELECT COALESCE("id") AS "id", ... FROM [ONLY] s.t [AS x] WHERE true AND (<copied condition>) AND ...
+        AND (<row filter>) OFFSET 0) AS x [(a, b)]
 
 - only the granted columns leave the sub-select, so ``*``, ``t.*``, the whole row ``t`` and
   ``row_to_json(t)`` see those; system columns are not there at all;
 - ``OFFSET 0`` is a fence: the planner neither pulls the sub-select up nor pushes the query's conditions
   into it, so every condition the user wrote runs on rows the filter already passed;
 - the WHERE conditions that are leakproof and read that relation alone (``leakproof.py``) are copied inside
-  as well, where its indexes serve them (``id = 5`` stays an index scan); they stay outside too.
+  as well, where its indexes serve them (``id = 5`` stays an index scan); they stay outside too;
+- with a row filter, each column leaves the sub-select as ``COALESCE(c)``: the planner looks through a
+  sub-select's plain columns to the table's statistics (most common values, histogram), which describe the
+  hidden rows too, and runs the query's operators on them to estimate; a plan chosen from them (a join
+  order, hence the order of the rows) could tell a hidden value. PostgreSQL withholds them likewise behind a
+  security-barrier view. Through ``COALESCE`` the estimates are the defaults, whatever the hidden rows hold.
 
 Edits are by token range of the original text (``spans.py``), so a decision reused for other numeric
 constants (``cache.py``) makes the same sub-selects with the new constants. ``verify_fenced`` checks the
@@ -29,7 +38,7 @@ import attrs
 from drivers.postgres.guard.grants.leakproof import inner_relations, leakproof, where_conjuncts
 from drivers.postgres.guard.grants.spans import character_offsets, conjunct_spans, relation_span
 from drivers.postgres.guard.grants.table_grant import Narrowing
-from drivers.postgres.guard.model.ir import Cast, Const, Query, RangeEntry, Var, subqueries
+from drivers.postgres.guard.model.ir import Cast, Coalesce, Const, Expr, Query, RangeEntry, Var, subqueries
 from gateway.errors import QueryRejected, RefusalReason
 
 
@@ -80,7 +89,13 @@ def narrowing_edits(sql: str, tokens: Sequence[Any], root: Query, narrowing: Nar
             span = relation_span(tokens, offsets[entry.location], entry.inherited, entry.has_alias)
             if span is None:
                 raise _cannot_rewrite()
-            columns = "*" if grant.columns is None else ", ".join(_quoted(c.name) for c in relation.columns)
+            if grant.row_filter:
+                # COALESCE(c) is c, but not a plain column: the planner then keeps the table's statistics,
+                # drawn from the rows the filter removes too, from the query's own conditions (as PostgreSQL
+                # does for a security-barrier view), so a plan cannot tell about hidden rows' values.
+                columns = ", ".join(f"COALESCE({_quoted(c.name)}) AS {_quoted(c.name)}" for c in relation.columns)
+            else:
+                columns = "*" if grant.columns is None else ", ".join(_quoted(c.name) for c in relation.columns)
             pieces: list[str | TokenCopy] = [f"(SELECT {columns} FROM ", "" if entry.inherited else "ONLY ",
                                              TokenCopy(*span.name)]
             if span.alias is not None:
@@ -89,7 +104,10 @@ def narrowing_edits(sql: str, tokens: Sequence[Any], root: Query, narrowing: Nar
             # Copied conditions name the alias's columns; with a column list they would not resolve inside.
             copied = copies.get(id(entry), []) if span.columns is None else []
             conditions: list[str | TokenCopy] = [TokenCopy(first, last) for first, last in copied]
-            conditions += [grant.row_filter] if grant.row_filter else []
+            if grant.row_filter:
+                # A leading true keeps the filter one AND term whatever it holds: with nothing before it, the
+                # parser would make the filter's own AND terms the WHERE's (verify_fenced counts on the last).
+                conditions = ["true", *conditions, grant.row_filter]
             for number, condition in enumerate(conditions):
                 pieces += [" WHERE (" if number == 0 else " AND (", condition, ")"]
             pieces += [" OFFSET 0) AS ", TokenCopy(span.alias, span.alias) if span.alias is not None
@@ -143,9 +161,21 @@ def _fenced(level: Query, entry: RangeEntry, narrowing: Narrowing) -> bool:
         return False
     wanted = [c.name for c in relation.columns if grant.columns is None or c.name in grant.columns]
     targets = [t for t in level.targets if not t.junk]
-    if [t.name for t in targets] != wanted or not all(
-            isinstance(t.expr, Var) and t.expr.entry is entry and t.expr.column > 0 for t in targets):
+    if [t.name for t in targets] != wanted or not all(_column_of(t.expr, entry, grant.row_filter is not None)
+                                                      for t in targets):
         return False
     conditions = where_conjuncts(level)
-    copied = conditions[:-1] if grant.row_filter else conditions
-    return (not grant.row_filter or bool(conditions)) and all(leakproof(c, entry) for c in copied)
+    if not grant.row_filter:
+        return all(leakproof(c, entry) for c in conditions)
+    if len(conditions) < 2 or not (isinstance(conditions[0], Const) and conditions[0].text in ("t", "true")):
+        return False
+    return all(leakproof(c, entry) for c in conditions[1:-1])
+
+
+def _column_of(expr: Expr, entry: RangeEntry, filtered: bool) -> bool:
+    """``expr`` is a column of ``entry``: plain, or (rows filtered) inside a one-argument COALESCE."""
+    if filtered:
+        if not (isinstance(expr, Coalesce) and len(expr.args) == 1):
+            return False
+        expr = expr.args[0]
+    return isinstance(expr, Var) and expr.entry is entry and expr.column > 0
