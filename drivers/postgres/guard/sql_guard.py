@@ -30,10 +30,10 @@ from drivers.postgres.guard.checks import check_query_tree
 from drivers.postgres.guard.errors import AnalysisError, Unsupported
 from drivers.postgres.guard.model.analysis import Analyzer
 from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, REFUSED_TO_NAME
 from drivers.postgres.guard.structure.names import builtin_name_of, display_name, friendly_node_name
 from drivers.postgres.guard.structure.walk import RangeVarSite, SelectTreeWalker
-from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryFailed, QueryRejected, RefusalReason
 
 __all__ = ["ParsedQuery", "Refusal", "check_query", "checked_outcome", "display_name", "parse_query",

@@ -73,9 +73,50 @@ def leakproof(expr: Expr, entry: RangeEntry) -> bool:
                 return False  # an I/O conversion, a domain check or an element-wise cast can fail on a value
             if node.length_function is not None and not _leakproof_function(node.length_function):
                 return False
+        elif isinstance(node, Array) and node.multidims:
+            return False  # sub-arrays of unequal lengths fail ("matching dimensions"): an error from the values
         elif not isinstance(node, _SAFE_NODES):
             return False
     return reads_entry
+
+
+def estimated_blind(expr: Expr, entry: RangeEntry) -> bool:
+    """True when the planner's estimate of ``expr`` cannot depend on the values in ``entry``'s rows.
+
+    A condition copied into a fence whose table has a row filter is estimated from the table's statistics,
+    which describe the hidden rows too: ``name = 'zebra'`` would be estimated from how often hidden rows hold
+    'zebra', and the plan chosen from that tells it. Only ``column = value`` (or ``= ANY``) on a column that
+    alone is a unique index's key is estimated without them: PostgreSQL's ``var_eq_const`` takes one row per
+    value there before it looks at any statistics. A point lookup by primary key is one.
+    """
+    relation = entry.relation
+    if relation is None or relation.kind == "p":
+        # A partitioned table is read with its partitions, estimated from the tree's statistics, never an index
+        # of its own (every other table is read as ONLY: ``guard/inheritance.py``).
+        return False
+    if isinstance(expr, OpCall) and expr.form == "op" and expr.operator.name == "=" and len(expr.args) == 2:
+        sides = list(expr.args)
+    elif isinstance(expr, ArrayOp) and expr.use_or and expr.operator.name == "=" and len(expr.args) == 2:
+        sides = list(expr.args)
+        if not _unique_column(sides[0], entry, relation.unique_columns) or _reads_a_column(sides[1]):
+            return False
+        return True
+    else:
+        return False
+    for column, value in (sides, sides[::-1]):
+        if _unique_column(column, entry, relation.unique_columns) and not _reads_a_column(value):
+            return True
+    return False
+
+
+def _unique_column(expr: Expr, entry: RangeEntry, unique: frozenset[str]) -> bool:
+    while isinstance(expr, Cast) and expr.path == "relabel":
+        expr = expr.arg
+    return isinstance(expr, Var) and expr.entry is entry and expr.levels_up == 0 and expr.name in unique
+
+
+def _reads_a_column(expr: Expr) -> bool:
+    return any(isinstance(node, Var) for node in walk(expr))
 
 
 def where_conjuncts(query: Query) -> list[Expr]:

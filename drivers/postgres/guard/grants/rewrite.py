@@ -15,7 +15,10 @@ or, with a row filter::
 - ``OFFSET 0`` is a fence: the planner neither pulls the sub-select up nor pushes the query's conditions
   into it, so every condition the user wrote runs on rows the filter already passed;
 - the WHERE conditions that are leakproof and read that relation alone (``leakproof.py``) are copied inside
-  as well, where its indexes serve them (``id = 5`` stays an index scan); they stay outside too;
+  as well, where its indexes serve them (``id = 5`` stays an index scan); they stay outside too. With a
+  row filter, only those the planner estimates without the table's statistics are copied (``column =
+  value`` on a column that alone keys a unique index, ``leakproof.estimated_blind``): the statistics
+  describe the hidden rows too, and an estimate from them picks a plan that tells about them;
 - with a row filter, each column leaves the sub-select as ``COALESCE(c)``: the planner looks through a
   sub-select's plain columns to the table's statistics (most common values, histogram), which describe the
   hidden rows too, and runs the query's operators on them to estimate; a plan chosen from them (a join
@@ -35,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from drivers.postgres.guard.grants.leakproof import inner_relations, leakproof, where_conjuncts
+from drivers.postgres.guard.grants.leakproof import estimated_blind, inner_relations, leakproof, where_conjuncts
 from drivers.postgres.guard.grants.spans import character_offsets, conjunct_spans, relation_span
 from drivers.postgres.guard.grants.table_grant import Narrowing
 from drivers.postgres.guard.model.ir import Cast, Coalesce, Const, Expr, Query, RangeEntry, Var, subqueries
@@ -72,6 +75,7 @@ def narrowing_edits(sql: str, tokens: Sequence[Any], root: Query, narrowing: Nar
     """The edits that read every narrowed relation of the analysed ``root`` through its fence."""
     offsets = character_offsets(sql)
     copies: dict[int, list[tuple[int, int]]] = {}
+    blind: dict[int, list[tuple[int, int]]] = {}
     edits: list[TextEdit] = []
     for level in subqueries(root):
         conjuncts = where_conjuncts(level)
@@ -79,6 +83,8 @@ def narrowing_edits(sql: str, tokens: Sequence[Any], root: Query, narrowing: Nar
         if spans is not None and len(spans) == len(conjuncts):
             for entry in inner_relations(level):
                 copies[id(entry)] = [span for span, condition in zip(spans, conjuncts) if leakproof(condition, entry)]
+                blind[id(entry)] = [span for span, condition in zip(spans, conjuncts)
+                                    if estimated_blind(condition, entry)]
         for entry in level.entries:
             relation = entry.relation
             if entry.kind != "relation" or relation is None or not relation.narrowed:
@@ -103,6 +109,8 @@ def narrowing_edits(sql: str, tokens: Sequence[Any], root: Query, narrowing: Nar
             # The filter last: the parser flattens a left AND operand into the list, never a right one.
             # Copied conditions name the alias's columns; with a column list they would not resolve inside.
             copied = copies.get(id(entry), []) if span.columns is None else []
+            if grant.row_filter:  # estimated from statistics that describe the hidden rows: value-blind ones only
+                copied = [span for span in copied if span in blind.get(id(entry), ())]
             conditions: list[str | TokenCopy] = [TokenCopy(first, last) for first, last in copied]
             if grant.row_filter:
                 # A leading true keeps the filter one AND term whatever it holds: with nothing before it, the
@@ -169,7 +177,7 @@ def _fenced(level: Query, entry: RangeEntry, narrowing: Narrowing) -> bool:
         return all(leakproof(c, entry) for c in conditions)
     if len(conditions) < 2 or not (isinstance(conditions[0], Const) and conditions[0].text in ("t", "true")):
         return False
-    return all(leakproof(c, entry) for c in conditions[1:-1])
+    return all(leakproof(c, entry) and estimated_blind(c, entry) for c in conditions[1:-1])
 
 
 def _column_of(expr: Expr, entry: RangeEntry, filtered: bool) -> bool:

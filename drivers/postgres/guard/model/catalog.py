@@ -81,7 +81,12 @@ SELECT
        (SELECT pg_catalog.json_agg(pg_catalog.json_build_array(a.attname, a.atttypid, a.atttypmod)
                                    ORDER BY a.attnum)
         FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)))
+        WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+       (SELECT pg_catalog.json_agg(a.attname)
+        FROM pg_catalog.pg_index x
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+        WHERE x.indrelid = c.oid AND x.indisunique AND x.indisvalid AND x.indnkeyatts = 1
+          AND x.indpred IS NULL AND x.indexprs IS NULL)))
    FROM pg_catalog.pg_class c
    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
    WHERE c.relkind IN ('r', 'v', 'm', 'f', 'p', 'c') AND c.relnamespace IN (SELECT oid FROM user_schemas))::text,
@@ -194,7 +199,9 @@ class Catalog:
         relation_map = {}
         for row in relations:
             columns = tuple(column(str(c[0]), int(c[1]), int(c[2])) for c in (row[5] or ()))
-            relation = RelationInfo(int(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), columns)
+            unique = frozenset(str(name) for name in (row[6] or ())) if len(row) > 6 else frozenset()
+            relation = RelationInfo(int(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), columns,
+                                    unique_columns=unique)
             relation_map[(relation.schema, relation.name)] = relation
         return cls(types=type_map, functions=function_map, operators=operator_map, casts=cast_map,
                    relations=relation_map, collations=frozenset(str(c) for c in collations),

@@ -168,6 +168,9 @@ class RelationInfo:
     narrowed: bool = False
     """Seen through a token's narrowed grant (``grants/``): only the granted columns, and read as a sub-select
     (no system columns, its whole row an anonymous record)."""
+    unique_columns: frozenset[str] = frozenset()
+    """Columns that are alone the key of a valid unique index without predicate or expression: the planner
+    estimates ``column = value`` on them as one row, whatever its statistics hold (``grants/leakproof.py``)."""
 
     @property
     def has_system_columns(self) -> bool:

@@ -15,9 +15,9 @@ from drivers.postgres.guard.model.ir import Call, Const, Expr
 from drivers.postgres.guard.model.render import describe
 from drivers.postgres.guard.model.types import FunctionInfo
 from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES, PLUMBING_TYPES, TEXT_SEARCH_LOOKUP_TYPES
 from drivers.postgres.guard.structure.names import display_name
-from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryRejected, RefusalReason
 
 _BARE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import attrs
 
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from drivers.postgres.guard.rules.type_rules import CATALOG_LOOKUP_TYPES
 from drivers.postgres.guard.structure.names import builtin_name, display_name, friendly_node_name, identifiers
 from drivers.postgres.guard.structure.node_kinds import DATA_MODIFYING, SAFE_NODE_TYPES, typed_field_node
-from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryRejected, RefusalReason
 
 __all__ = ["SelectTreeWalker", "display_name", "friendly_node_name"]

@@ -16,6 +16,7 @@ from drivers.postgres.guard.model.ir import ArrayOp, Call, Cast, Const, Expr, Fi
 from drivers.postgres.guard.model.render import describe
 from drivers.postgres.guard.model.types import BPCHAR, JSON, JSONB, TEXT, VARCHAR, XML, FunctionInfo
 from drivers.postgres.guard.policy import GuardPolicy
+from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from drivers.postgres.guard.rules.allowed import XML_PARSING
 from drivers.postgres.guard.sizes.bounds import Bound, total
 from drivers.postgres.guard.sizes.jsonpath import compares_sequences
@@ -31,7 +32,6 @@ from drivers.postgres.guard.work.conversions import (
 )
 from drivers.postgres.guard.work.costs import COMPARISON_NS_PER_BYTE, PRODUCT_NS_PER_STEP, call_cost, call_memory
 from drivers.postgres.guard.work.planner import estimated, estimation_cost
-from drivers.postgres.guard.refusal_reasons import PostgresRefusal
 from gateway.errors import QueryRejected
 
 _AS_IS: Final = frozenset({TEXT, VARCHAR, BPCHAR, JSON, JSONB})
