@@ -94,7 +94,8 @@ def guard_check_cost(server: Server, database: str) -> dict[str, Any]:
     from gateway.contract.driver_protocol import ConnectionData, NarrowedGrant, PoolLimits
 
     async def measure() -> dict[str, Any]:
-        pool = PostgresPool(ConnectionData(server.host, server.port, database, server.user, server.password),
+        fields = {"ip": server.host, "port": server.port, "database": database, "username": server.user}
+        pool = PostgresPool(ConnectionData(fields, {"password": server.password}),
                             PoolLimits(1, 2, 10.0, 30.0, 1000), structlog.get_logger(), GuardOptions())
         try:
             granted = frozenset({("public", "bench_rows")})
