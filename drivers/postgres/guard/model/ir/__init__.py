@@ -5,8 +5,10 @@ parse analysis builds its own; the checks (``checks.py``) and the size model
 (``sizes/size_model.py``) read them. Each expression carries its type OID and
 typmod; calls carry the catalog row of the function or operator they resolved
 to; implicit coercions are explicit ``Cast`` nodes, as in PostgreSQL.
-``expressions.py`` holds the nodes calls, operators and casts make,
-``constructs.py`` the SQL constructs, ``query.py`` the query levels.
+``expressions.py`` holds the base ``Expr``, the nodes calls, operators and casts make, and the sort items
+and window definitions they carry; ``constructs.py`` the SQL constructs; ``query.py`` the query levels and
+the nodes that point into them (``Var``, ``SubLink``, ``SubSelectColumn``). Each imports only those before
+it, so the recursive tree (a sub-select holds a query level, which holds expressions) has no import cycle.
 """
 
 from drivers.postgres.guard.model.ir.constructs import (
@@ -19,9 +21,7 @@ from drivers.postgres.guard.model.ir.constructs import (
     MinMax,
     Row,
     SetOpColumn,
-    SubLink,
     Subscript,
-    SubSelectColumn,
     Test,
     ValueFunction,
     Xml,
@@ -37,11 +37,21 @@ from drivers.postgres.guard.model.ir.expressions import (
     OpCall,
     Param,
     RowCompare,
-    Var,
+    SortItem,
+    Window,
     field,
     walk,
 )
-from drivers.postgres.guard.model.ir.query import ColumnSlot, Query, RangeEntry, SortItem, Target, Window, subqueries
+from drivers.postgres.guard.model.ir.query import (
+    ColumnSlot,
+    Query,
+    RangeEntry,
+    SubLink,
+    SubSelectColumn,
+    Target,
+    Var,
+    subqueries,
+)
 
 __all__ = [
     "Array", "ArrayOp", "BoolOp", "Call", "Case", "CaseTest", "Cast", "Coalesce", "Collate", "ColumnSlot",

@@ -1,15 +1,11 @@
-"""The analysed tree's SQL constructs: CASE, COALESCE, GREATEST, ARRAY, ROW, sub-links, fields, subscripts..."""
+"""The analysed tree's SQL constructs: CASE, COALESCE, GREATEST, ARRAY, ROW, fields, subscripts..."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from drivers.postgres.guard.model.ir.expressions import Expr
 from drivers.postgres.guard.model.types import BOOL
-
-if TYPE_CHECKING:
-    from drivers.postgres.guard.model.ir.query import Query
 
 
 class Case(Expr):
@@ -88,36 +84,6 @@ class Row(Expr):
 
     def children(self) -> Iterator[Expr]:
         return iter(self.args)
-
-
-class SubLink(Expr):
-    """A sub-select in an expression: ``exists``, ``expr`` (scalar), ``array``, ``any``, ``all``, ``rowcompare``.
-
-    ``test`` is the comparison of the left operand with the sub-select's columns (``SubSelectColumn``)."""
-
-    __slots__ = ("kind", "test", "query")
-
-    def __init__(self, type_oid: int, kind: str, query: Query, test: Expr | None = None, typmod: int = -1,
-                 location: int = -1) -> None:
-        super().__init__(type_oid, typmod, location)
-        self.kind = kind
-        self.query = query
-        self.test = test
-
-    def children(self) -> Iterator[Expr]:
-        if self.test is not None:
-            yield self.test
-
-
-class SubSelectColumn(Expr):
-    """A sub-select's output column inside its SubLink's comparison (PostgreSQL's ``PARAM_SUBLINK``)."""
-
-    __slots__ = ("query", "column")
-
-    def __init__(self, type_oid: int, typmod: int, query: Query, column: int) -> None:
-        super().__init__(type_oid, typmod)
-        self.query = query
-        self.column = column
 
 
 class SetOpColumn(Expr):

@@ -1,14 +1,12 @@
-"""The analysed tree's expression nodes that calls, operators and casts make, and the walk over them."""
+"""The analysed tree's base ``Expr``, the nodes calls, operators and casts make (with their sort items and
+windows), and the walk over them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from drivers.postgres.guard.model.types import BOOL, FunctionInfo, OperatorInfo
-
-if TYPE_CHECKING:
-    from drivers.postgres.guard.model.ir.query import RangeEntry, SortItem, Window
 
 
 class Expr:
@@ -29,6 +27,36 @@ class Expr:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for cls in type(self).__mro__
                            for name in getattr(cls, "__slots__", ()) if name != "location")
         return f"{type(self).__name__}({fields})"
+
+
+class SortItem:
+    """One ORDER BY item: the expression and, for ``USING op``, its operator."""
+
+    __slots__ = ("expr", "operator", "function")
+
+    def __init__(self, expr: Expr, operator: OperatorInfo | None = None, function: FunctionInfo | None = None):
+        self.expr = expr
+        self.operator = operator
+        self.function = function
+
+
+class Window:
+    """A window definition: PARTITION BY, ORDER BY and the frame offsets."""
+
+    __slots__ = ("name", "partition", "order", "start_offset", "end_offset")
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self.partition: list[Expr] = []
+        self.order: list[SortItem] = []
+        self.start_offset: Expr | None = None
+        self.end_offset: Expr | None = None
+
+    def expressions(self) -> Iterator[Expr]:
+        """Every expression of the definition."""
+        yield from self.partition
+        yield from (item.expr for item in self.order)
+        yield from (e for e in (self.start_offset, self.end_offset) if e is not None)
 
 
 class Const(Expr):
@@ -76,20 +104,6 @@ class Param(Const):
     @text.setter
     def text(self, value: str | None) -> None:
         self.unread = value
-
-
-class Var(Expr):
-    """A column of a range table entry (``column`` 0: the whole row; negative: a system column)."""
-
-    __slots__ = ("entry", "column", "levels_up", "name")
-
-    def __init__(self, type_oid: int, typmod: int, entry: RangeEntry, column: int, levels_up: int, name: str,
-                 location: int = -1) -> None:
-        super().__init__(type_oid, typmod, location)
-        self.entry = entry
-        self.column = column
-        self.levels_up = levels_up
-        self.name = name
 
 
 class CaseTest(Expr):

@@ -1,43 +1,57 @@
-"""The analysed tree's query levels: FROM items and their columns, targets, windows, sort items, the ``Query``."""
+"""The analysed tree's query levels (FROM items and their columns, targets, the ``Query``) and the expressions
+that point into them: a column reference (``Var``) and a sub-select (``SubLink``, ``SubSelectColumn``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from drivers.postgres.guard.model.ir.constructs import SubLink
-from drivers.postgres.guard.model.ir.expressions import Expr, walk
-from drivers.postgres.guard.model.types import FunctionInfo, OperatorInfo, RelationInfo
+from drivers.postgres.guard.model.ir.expressions import Expr, SortItem, Window, walk
+from drivers.postgres.guard.model.types import RelationInfo
 
 
-class SortItem:
-    """One ORDER BY item: the expression and, for ``USING op``, its operator."""
+class Var(Expr):
+    """A column of a range table entry (``column`` 0: the whole row; negative: a system column)."""
 
-    __slots__ = ("expr", "operator", "function")
+    __slots__ = ("entry", "column", "levels_up", "name")
 
-    def __init__(self, expr: Expr, operator: OperatorInfo | None = None, function: FunctionInfo | None = None):
-        self.expr = expr
-        self.operator = operator
-        self.function = function
-
-
-class Window:
-    """A window definition: PARTITION BY, ORDER BY and the frame offsets."""
-
-    __slots__ = ("name", "partition", "order", "start_offset", "end_offset")
-
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, type_oid: int, typmod: int, entry: RangeEntry, column: int, levels_up: int, name: str,
+                 location: int = -1) -> None:
+        super().__init__(type_oid, typmod, location)
+        self.entry = entry
+        self.column = column
+        self.levels_up = levels_up
         self.name = name
-        self.partition: list[Expr] = []
-        self.order: list[SortItem] = []
-        self.start_offset: Expr | None = None
-        self.end_offset: Expr | None = None
 
-    def expressions(self) -> Iterator[Expr]:
-        """Every expression of the definition."""
-        yield from self.partition
-        yield from (item.expr for item in self.order)
-        yield from (e for e in (self.start_offset, self.end_offset) if e is not None)
+
+class SubLink(Expr):
+    """A sub-select in an expression: ``exists``, ``expr`` (scalar), ``array``, ``any``, ``all``, ``rowcompare``.
+
+    ``test`` is the comparison of the left operand with the sub-select's columns (``SubSelectColumn``)."""
+
+    __slots__ = ("kind", "test", "query")
+
+    def __init__(self, type_oid: int, kind: str, query: Query, test: Expr | None = None, typmod: int = -1,
+                 location: int = -1) -> None:
+        super().__init__(type_oid, typmod, location)
+        self.kind = kind
+        self.query = query
+        self.test = test
+
+    def children(self) -> Iterator[Expr]:
+        if self.test is not None:
+            yield self.test
+
+
+class SubSelectColumn(Expr):
+    """A sub-select's output column inside its SubLink's comparison (PostgreSQL's ``PARAM_SUBLINK``)."""
+
+    __slots__ = ("query", "column")
+
+    def __init__(self, type_oid: int, typmod: int, query: Query, column: int) -> None:
+        super().__init__(type_oid, typmod)
+        self.query = query
+        self.column = column
 
 
 class ColumnSlot:
