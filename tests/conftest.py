@@ -62,15 +62,8 @@ def guard_database() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def policy_source(guard_database: str) -> PolicySource:
     """The guard test database's catalog row, as a pool reads it, with the default operator options."""
-    connection = connect(guard_database)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SQL)
-            row = cursor.fetchone()
-    finally:
-        connection.close()
-    assert row is not None
-    return PolicySource(catalog_row=tuple(row), allow=frozenset(), deny=frozenset())
+    (row,) = run_sql(guard_database, CATALOG_SQL)
+    return PolicySource(catalog_row=row, allow=frozenset(), deny=frozenset())
 
 
 @pytest.fixture(scope="module")

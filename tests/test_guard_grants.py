@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support import connect, database_from
+from support import connect, database_from, run_sql
 
 from drivers.postgres.guard.grants.enforce import check_narrowed
 from drivers.postgres.guard.grants.row_filters import RowFilterRefused, normalized_filter
@@ -52,13 +52,8 @@ def accounts_database() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def accounts_policy(accounts_database: str) -> GuardPolicy:
     """The guard's policy built from that database's catalog."""
-    connection = connect(accounts_database)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SQL)
-            return GuardPolicy.from_catalog(Catalog.from_row(cursor.fetchone()))
-    finally:
-        connection.close()
+    (row,) = run_sql(accounts_database, CATALOG_SQL)
+    return GuardPolicy.from_catalog(Catalog.from_row(row))
 
 
 @pytest.fixture(scope="module")

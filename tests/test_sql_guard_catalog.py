@@ -27,13 +27,8 @@ GRANTED = frozenset({("s", "t"), ("s", "u")})
 
 
 def _catalog_of(database: str) -> Catalog:
-    connection = connect(database)
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(CATALOG_SQL)
-            return Catalog.from_row(cursor.fetchone())
-    finally:
-        connection.close()
+    (row,) = run_sql(database, CATALOG_SQL)
+    return Catalog.from_row(row)
 
 
 def refusal(sql: str, policy: QueryPolicy) -> str:
