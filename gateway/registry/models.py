@@ -73,6 +73,11 @@ class GrantLimits:
         """True for the default: every column and row, no end (such grants keep no limits record)."""
         return self == GrantLimits()
 
+    @property
+    def narrows(self) -> bool:
+        """True when the grant hides columns or rows (an expiry alone narrows nothing)."""
+        return self.columns is not None or self.row_filter is not None
+
     def expired(self, now: datetime.datetime) -> bool:
         """True once ``now`` is at or past ``expires_at``: the grant is then as if it were not there."""
         return self.expires_at is not None and now >= self.expires_at
@@ -203,14 +208,14 @@ class RegistryState:
     ) -> dict[tuple[str, str], GrantLimits]:
         """The token's live grants in ``database`` that are narrower than the table, by ``(folder, table)``."""
         found: dict[tuple[str, str], GrantLimits] = {}
-        for (holder, address), limits in self.grant_limits.items():
-            if holder == token_hash and address.database == database and (limits.columns is not None
-                                                                         or limits.row_filter is not None):
-                found[(address.folder, address.table)] = limits
-        if not found:
+        if not self.grant_limits:
             return found
-        live = self.granted_refs(token_hash, database, now)
-        return {ref: limits for ref, limits in found.items() if ref in live}
+        moment = now or utc_now()
+        for address in self.grants.get(token_hash, frozenset()):  # the token's grants, not every token's limits
+            limits = self.limits(token_hash, address)
+            if address.database == database and limits.narrows and not limits.expired(moment):
+                found[(address.folder, address.table)] = limits
+        return found
 
     # -- changing --------------------------------------------------------
 

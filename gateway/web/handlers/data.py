@@ -105,10 +105,9 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
         return await next_page(request, inputs.continuation, tally, result_format, (token_hash, database_name), query,
                                now, narrowing)
     granted = state.granted_refs(token_hash, database_name, now)
-    expired = state.expired_refs(token_hash, database_name, now)
     # The same answer whether or not the database exists: a token holder learns no registered name.
     if database is None or not granted:
-        if database is not None and expired:
+        if database is not None and state.expired_refs(token_hash, database_name, now):
             tally.refusal_reason = "grant expired"  # the operator's audit only; the answer is the usual 403
         raise AccessDenied(f"access denied: this token has no table granted in database {database_name!r}")
     pool = app[POOLS].get(database)
@@ -118,14 +117,11 @@ async def get_data(request: web.Request, inputs: QueryInputs) -> web.StreamRespo
     if narrowing and not enforces_narrowing(pool):  # never read a narrowed grant as a whole one
         raise QueryRejected("this token's grants in this database are narrower than a table, and its driver "
                             "cannot enforce that")
+    keywords = {**values, "narrowing": narrowing} if narrowing else values
     try:
-        if narrowing:
-            values_and_narrowing = {**values, "narrowing": narrowing}
-        else:
-            values_and_narrowing = values
-        checked = await pool.check_query(query, granted, **values_and_narrowing)
+        checked = await pool.check_query(query, granted, **keywords)
     except QueryRejected as rejected:
-        if expired and rejected.reason == RefusalReason.NOT_GRANTED:
+        if rejected.reason == RefusalReason.NOT_GRANTED and state.expired_refs(token_hash, database_name, now):
             tally.refusal_reason = "grant expired"
         raise
     tally.checked = checked
