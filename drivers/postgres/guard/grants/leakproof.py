@@ -94,19 +94,15 @@ def estimated_blind(expr: Expr, entry: RangeEntry) -> bool:
         # A partitioned table is read with its partitions, estimated from the tree's statistics, never an index
         # of its own (every other table is read as ONLY: ``guard/inheritance.py``).
         return False
-    if isinstance(expr, OpCall) and expr.form == "op" and expr.operator.name == "=" and len(expr.args) == 2:
-        sides = list(expr.args)
-    elif isinstance(expr, ArrayOp) and expr.use_or and expr.operator.name == "=" and len(expr.args) == 2:
-        sides = list(expr.args)
-        if not _unique_column(sides[0], entry, relation.unique_columns) or _reads_a_column(sides[1]):
-            return False
-        return True
-    else:
+    unique = relation.unique_columns
+    if isinstance(expr, ArrayOp) and expr.use_or and expr.operator.name == "=" and len(expr.args) == 2:
+        column, values = expr.args  # column = ANY (values)
+        return _unique_column(column, entry, unique) and not _reads_a_column(values)
+    if not (isinstance(expr, OpCall) and expr.form == "op" and expr.operator.name == "=" and len(expr.args) == 2):
         return False
-    for column, value in (sides, sides[::-1]):
-        if _unique_column(column, entry, relation.unique_columns) and not _reads_a_column(value):
-            return True
-    return False
+    left, right = expr.args
+    return (_unique_column(left, entry, unique) and not _reads_a_column(right)) or (
+        _unique_column(right, entry, unique) and not _reads_a_column(left))
 
 
 def _unique_column(expr: Expr, entry: RangeEntry, unique: frozenset[str]) -> bool:
